@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Creates .venv and installs plugyard with its development tools, once per change of
+# pyproject.toml. Sourced by run.sh and test.sh; needs only python3 (>= 3.11) on PATH.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.venv"
+python="${PYTHON:-python3}"
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+stamp="$venv/.plugyard-installed"
+want="$(sha256sum "$root/pyproject.toml" | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install --quiet -e "$root[dev]"
+  echo "$want" > "$stamp"
+fi
+export PATH="$venv/bin:$PATH"

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, format, strict types, layer contracts, then pytest.
+# This is the README's test command and exactly what .ci/run runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+ruff check src tests bench
+ruff format --check src tests bench
+mypy
+lint-imports
+pytest "$@"

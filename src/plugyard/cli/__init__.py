@@ -1,0 +1,1 @@
+"""The ``plugyard`` command line."""

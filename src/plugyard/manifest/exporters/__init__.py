@@ -1,0 +1,1 @@
+"""Writers from the canonical descriptor to other formats."""
