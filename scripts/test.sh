@@ -4,8 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-ruff check src tests bench
-ruff format --check src tests bench
+ruff check
+ruff format --check
 mypy
 lint-imports
 pytest "$@"
