@@ -19,11 +19,13 @@ from plugyard.manifest.pointer import pointer_join
 from plugyard.manifest.reading import ReadContext
 from plugyard.manifest.safeload import parse
 
-#: File names read as manifests when a folder is walked.
+#: File names read as manifests when a folder is walked. Catalogs that only list plugin
+#: modules (MRP-VM ``config/plugins.json``) are not manifests; name such a file
+#: explicitly to have it checked.
 MANIFEST_NAMES = frozenset(
     {
         "plugin.yaml", "plugin.yml", "plugin.json", "manifest.yaml", "manifest.yml",
-        "manifest.json", "manifest.py", "plugins.json", "plugins.yaml", "external_plugins.json",
+        "manifest.json", "manifest.py", "external_plugins.json",
     }
 )  # fmt: skip
 #: Files read beside a manifest: HomeClaw runtime config and MRP knowledge units.

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from plugyard.errors import ManifestError
-from plugyard.manifest.dialects import BY_NAME, HOMECLAW
+from plugyard.manifest.dialects import HOMECLAW
 from plugyard.manifest.exporters.dialect import DIALECT_NAMES, to_dialect
 from plugyard.manifest.load import ManifestDocument, detect, load_data, load_text, read_sidecars
 from plugyard.manifest.model import NoRuntime, Operation, PluginDescriptor
@@ -459,8 +459,6 @@ def test_homeclaw_round_trip_is_lossless_without_an_overlay(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(IDS))
 def test_round_trip_through_every_dialect_is_lossless(name: str, dialect: str) -> None:
     for plugin in load_fixture(name).plugins:
-        if BY_NAME[dialect].write(plugin) == {}:
-            pytest.skip(f"the {dialect} dialect writes nothing yet")
         doc = to_dialect(plugin, dialect)
         assert read(json.loads(json.dumps(doc))).plugins == (plugin,)
 

@@ -148,12 +148,14 @@ def test_lowercase_role_is_read_with_a_warning() -> None:
     assert [w.code for w in doc.warnings] == ["coerced_case"]
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.yaml")))
+REFUSED = {"seed-schema-shape.yaml"}
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in FIXTURES.glob("*.yaml") if p.name not in REFUSED)
+)
 def test_round_trip_through_olo_is_lossless_without_overlay(name: str) -> None:
-    try:
-        doc = load(name)
-    except ManifestError:
-        pytest.skip("a refusal fixture")
+    doc = load(name)
     for plugin in doc.plugins:
         exported = to_dialect(plugin, "olo")
         assert "x-plugyard" not in exported
