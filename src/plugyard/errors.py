@@ -41,6 +41,28 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "manifest_not_found": ErrorSpec(404, "The manifest path does not exist."),
     "unsupported_type": ErrorSpec(422, "The plugin family is not one plugyard supports."),
     "export_unsupported": ErrorSpec(422, "The descriptor cannot be written in that format."),
+    # Registry and store.
+    "plugin_not_found": ErrorSpec(404, "No plugin has that id (or the caller may not see it)."),
+    "operation_not_found": ErrorSpec(404, "The plugin has no operation of that name."),
+    "duplicate_plugin": ErrorSpec(409, "Another source already registered that plugin id."),
+    "version_conflict": ErrorSpec(409, "The registration would replace a newer version."),
+    "plugin_load_error": ErrorSpec(422, "The plugin's code or manifest could not be loaded."),
+    "store_error": ErrorSpec(503, "The database could not be read or written."),
+    # The call path. A plugin failing is data in the result envelope; these codes say how.
+    "invalid_request": ErrorSpec(400, "The call itself is malformed."),
+    "invalid_parameters": ErrorSpec(422, "The parameters do not match the operation's schema."),
+    "plugin_unavailable": ErrorSpec(503, "The plugin is registered but cannot run now."),
+    "plugin_error": ErrorSpec(502, "The plugin raised or reported an error."),
+    "invalid_output": ErrorSpec(502, "The plugin returned something that is not a result."),
+    "output_validation_error": ErrorSpec(500, "The plugin's data breaks its output schema."),
+    "timeout": ErrorSpec(504, "The call did not finish before its deadline."),
+    "cancelled": ErrorSpec(499, "The caller cancelled the call."),
+    "permission_denied": ErrorSpec(403, "Policy does not allow this caller to make this call."),
+    "budget_exceeded": ErrorSpec(429, "The call's LLM budget is below what the plugin may use."),
+    "capability_not_granted": ErrorSpec(
+        403, "The plugin used a host capability its manifest does not declare."
+    ),
+    "capability_unavailable": ErrorSpec(501, "This host does not offer that host capability."),
     "internal_error": ErrorSpec(500, "An unexpected failure inside plugyard."),
 }
 
@@ -111,3 +133,30 @@ class UnsupportedTypeError(PlugyardError):
     """A plugin family outside tool, sd, kb, gs, val and plan."""
 
     default_code = "unsupported_type"
+
+
+class NotFoundError(PlugyardError):
+    """A plugin or operation that does not exist (``plugin_not_found``,
+    ``operation_not_found``)."""
+
+    default_code = "plugin_not_found"
+
+
+class RegistryError(PlugyardError):
+    """A registration the registry refuses (``duplicate_plugin``, ``version_conflict``,
+    ``unsupported_type``)."""
+
+    default_code = "duplicate_plugin"
+
+
+class StoreError(PlugyardError):
+    """The database failed; nothing was half-written."""
+
+    default_code = "store_error"
+
+
+class CallError(PlugyardError):
+    """Misuse of the call API (``invalid_request``); a failing plugin is not an error but
+    a result with ``status: error``."""
+
+    default_code = "invalid_request"

@@ -52,3 +52,24 @@ def test_round_trip_through_text_is_lossless(
     back = load_text(text)
     assert back.dialect == dialect, label
     assert back.plugins == (plugin,)
+
+
+def test_invalid_json_schema_in_a_parameter_list_is_refused_at_its_entry() -> None:
+    text = "plugin:\n  id: a\n  inputs:\n    - name: x\n      type: string\n      enum: 3\n"
+    with pytest.raises(ManifestError) as info:
+        load_text(text)
+    assert [(p.code, p.pointer) for p in info.value.problems] == [
+        ("manifest_invalid_schema", "/plugin/inputs/0")
+    ]
+
+
+def test_invalid_json_schema_in_a_canonical_document_is_refused() -> None:
+    text = (
+        '{"$schema": "https://plugyard.dev/schemas/plugin-descriptor.schema.json", "id": "a",'
+        ' "name": "a", "operations": [{"id": "x", "parameters": {"type": "nope"}}]}'
+    )
+    with pytest.raises(ManifestError) as info:
+        load_text(text)
+    assert [(p.code, p.pointer) for p in info.value.problems] == [
+        ("manifest_invalid_schema", "/operations/0/parameters")
+    ]

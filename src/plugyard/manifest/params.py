@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema_rs
+
 from plugyard.manifest.pointer import pointer_join
 from plugyard.manifest.reading import ReadContext
 
@@ -54,6 +56,9 @@ def list_to_schema(
         for key, value in entry.items():
             if key not in _ENTRY_KEYS:
                 prop[key] = value
+        if not jsonschema_rs.meta.is_valid(prop):
+            ctx.error("manifest_invalid_schema", here, _schema_fault(prop))
+            continue
         properties[name] = prop
         flag = entry.get("required", required_default)
         if not isinstance(flag, bool):
@@ -64,6 +69,14 @@ def list_to_schema(
     if required:
         schema["required"] = required
     return schema
+
+
+def _schema_fault(schema: dict[str, Any]) -> str:
+    try:
+        jsonschema_rs.meta.validate(schema)
+    except jsonschema_rs.ValidationError as exc:
+        return str(exc).split("\n", 1)[0]
+    return "not a valid JSON Schema"
 
 
 def _json_type(raw: Any, ctx: ReadContext, pointer: str) -> Any:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema_rs
+
 from plugyard.manifest.model import PluginDescriptor
 from plugyard.manifest.reading import ReadContext
 
@@ -20,7 +22,15 @@ class CanonicalDialect:
         fields = {k: v for k, v in data.items() if k != "$schema"}
         pointers = {key: f"/{key}" for key in fields}
         built = ctx.build(fields, pointers)
-        return [built] if built else []
+        if built is None:
+            return []
+        for index, op in enumerate(built.operations):
+            for key in ("parameters", "output_schema"):
+                schema = getattr(op, key)
+                if schema is not None and not jsonschema_rs.meta.is_valid(schema):
+                    where = f"/operations/{index}/{key}"
+                    ctx.error("manifest_invalid_schema", where, "not a valid JSON Schema")
+        return [] if ctx.errors else [built]
 
     def write(self, plugin: PluginDescriptor) -> dict[str, Any]:
         return {"$schema": SCHEMA_ID, **plugin.to_data()}

@@ -1,0 +1,1 @@
+"""The one call path: every way of running a plugin goes through the executor."""

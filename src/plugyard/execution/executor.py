@@ -1,0 +1,373 @@
+"""The executor: the only way any part of plugyard runs a plugin (DESIGN.md §4).
+
+resolve plugin and operation → policy decision → budget check → parameters validated →
+one deadline → dispatch to the runtime → output validated → oversized output cut (full
+copy kept by reference) → audit event → result envelope.
+
+Every outcome — an unknown plugin, bad parameters, a plugin that raises, hangs, returns
+the wrong shape or too much — is a :class:`Result` with a documented error code; only
+misuse of this API (parameters that are not a mapping) raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import msgspec
+
+from plugyard.errors import CallError, PlugyardError
+from plugyard.execution.audit import AuditEvent, AuditSink, MemoryAuditSink, params_hash
+from plugyard.execution.host import Host, make_host
+from plugyard.execution.payloads import MemoryPayloadStore, PayloadStore
+from plugyard.execution.result import Result, failure
+from plugyard.execution.validation import SchemaError, Validators
+from plugyard.manifest.model import Operation
+from plugyard.policy.base import AllowAll, Decision, Policy, Subject
+from plugyard.registry.model import RegisteredPlugin
+from plugyard.runtimes.base import CallContext, ErrorInfo, Outcome, Progress, Runtime, Target
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
+
+
+class PluginLookup(Protocol):
+    """Where the executor finds plugins (the registry, or a test double)."""
+
+    def find(self, plugin_id: str) -> RegisteredPlugin | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CallRequest:
+    """One call: which plugin and operation, with what, for whom, within how long."""
+
+    plugin_id: str
+    operation: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    context: CallContext | None = None
+    timeout_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    default_timeout_ms: int = 30_000
+    max_output_bytes: int = 1024 * 1024
+    preview_bytes: int = 4096
+
+
+def new_request_id() -> str:
+    return secrets.token_hex(8)
+
+
+@dataclass(slots=True)
+class _Call:
+    """What the steps of one call share."""
+
+    request: CallRequest
+    context: CallContext
+    started: float
+    wall: float
+    plugin: RegisteredPlugin | None = None
+    operation: Operation | None = None
+    decision: Decision | None = None
+
+
+class Executor:
+    """Runs operations of registered plugins under one policy."""
+
+    def __init__(
+        self,
+        plugins: PluginLookup,
+        runtimes: Mapping[str, Runtime],
+        *,
+        policy: Policy | None = None,
+        audit: AuditSink | None = None,
+        payloads: PayloadStore | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self._plugins = plugins
+        self._runtimes = dict(runtimes)
+        self._policy = policy or AllowAll()
+        self.audit = audit or MemoryAuditSink()
+        self._payloads = payloads or MemoryPayloadStore()
+        self._limits = limits or Limits()
+        self._validators = Validators()
+        self._hosts: dict[tuple[str, str], Host] = {}
+
+    # ----------------------------------------------------------------- public API
+
+    async def call(self, request: CallRequest) -> Result:
+        """Run one operation and answer its result envelope (progress is dropped)."""
+        call = self._begin(request)
+        try:
+            result = self._prepare(call) or await self._run(call)
+        except asyncio.CancelledError:
+            self._finish(call, failure("cancelled", "the caller cancelled the call"))
+            raise
+        return self._finish(call, result)
+
+    async def stream(self, request: CallRequest) -> AsyncIterator[Progress | Result]:
+        """Run one operation: progress events first (streaming operations), then the result."""
+        call = self._begin(request)
+        try:
+            refusal = self._prepare(call)
+            if refusal is not None:
+                yield self._finish(call, refusal)
+                return
+            result: Result | None = None
+            async for item in self._run_streaming(call):
+                if isinstance(item, Result):
+                    result = item
+                else:
+                    yield item
+            assert result is not None
+        except asyncio.CancelledError:
+            self._finish(call, failure("cancelled", "the caller cancelled the call"))
+            raise
+        yield self._finish(call, result)
+
+    # ----------------------------------------------------------------- the steps
+
+    def _prepare(self, call: _Call) -> Result | None:
+        """Everything before the plugin runs; a refusal is returned, not raised."""
+        request = call.request
+        plugin = self._plugins.find(request.plugin_id)
+        if plugin is None:
+            return failure("plugin_not_found", f"no plugin {request.plugin_id!r}")
+        call.plugin = plugin
+        operation = _operation(plugin, request.operation)
+        if operation is None:
+            names = [op.id for op in plugin.descriptor.operations]
+            return failure(
+                "operation_not_found",
+                f"plugin {plugin.id!r} has no operation {request.operation!r}",
+                operations=names,
+            )
+        call.operation = operation
+        subject = Subject(call.context.subject, call.context.roles)
+        decision = self._policy.decide(subject, plugin.id, operation.id, request.params)
+        call.decision = decision
+        if decision.outcome == "deny":
+            return failure("permission_denied", decision.reason)
+        if not plugin.available:
+            return failure("plugin_unavailable", plugin.unavailable_reason or "unavailable")
+        budget = call.context.budgets.get("llm_calls")
+        needed = plugin.descriptor.max_llm_calls
+        if isinstance(budget, int | float) and needed is not None and needed > budget:
+            return Result(
+                status="skipped-budget",
+                error=ErrorInfo("budget_exceeded", f"needs up to {needed} LLM calls", {}),
+            )
+        try:
+            faults = self._validators.check(
+                (plugin.content_hash, operation.id, "in"), operation.parameters, request.params
+            )
+        except SchemaError as exc:
+            return failure("plugin_unavailable", f"parameters schema is invalid: {exc}")
+        if faults:
+            first = faults[0]
+            return failure(
+                "invalid_parameters",
+                f"{first.pointer or '/'}: {first.message}",
+                errors=[f.to_dict() for f in faults],
+                schema=operation.parameters,
+            )
+        return None
+
+    def _begin(self, request: CallRequest) -> _Call:
+        if not isinstance(request.params, Mapping):
+            raise CallError("params must be a mapping", code="invalid_request")
+        context = request.context or CallContext(request_id=new_request_id())
+        return _Call(request, context, time.perf_counter(), time.time())
+
+    def _target(self, call: _Call) -> tuple[Runtime | None, Target, Operation]:
+        plugin, operation = call.plugin, call.operation
+        assert plugin is not None and operation is not None
+        runtime = self._runtimes.get(plugin.descriptor.runtime.kind)
+        target = Target(plugin.descriptor, plugin.location, plugin.trust, plugin.content_hash)
+        return runtime, target, operation
+
+    async def _run(self, call: _Call) -> Result:
+        """Dispatch under one deadline; progress of a streaming operation is dropped.
+
+        Kept apart from :meth:`_run_streaming` on purpose: an async generator on the
+        plain path costs a task and a wake-up per call to finalise it.
+        """
+        runtime, target, operation = self._target(call)
+        if runtime is None:
+            return _no_runtime(target)
+        timeout = self._timeout_s(call)
+        outcome: Outcome | None = None
+        try:
+            async with asyncio.timeout(timeout):
+                answer = await runtime.invoke(
+                    target, operation, dict(call.request.params), call.context, self._host(call)
+                )
+                if isinstance(answer, Outcome):
+                    outcome = answer
+                else:
+                    async for item in answer:
+                        if isinstance(item, Outcome):
+                            outcome = item
+                            break
+        except TimeoutError:
+            return failure("timeout", f"no result within {timeout * 1000:.0f} ms")
+        except PlugyardError as exc:
+            return failure(exc.code, exc.message)
+        return self._check_output(call, operation, outcome)
+
+    async def _run_streaming(self, call: _Call) -> AsyncIterator[Progress | Result]:
+        runtime, target, operation = self._target(call)
+        if runtime is None:
+            yield _no_runtime(target)
+            return
+        timeout = self._timeout_s(call)
+        outcome: Outcome | None = None
+        try:
+            async with asyncio.timeout(timeout):
+                answer = await runtime.invoke(
+                    target, operation, dict(call.request.params), call.context, self._host(call)
+                )
+                if isinstance(answer, Outcome):
+                    outcome = answer
+                else:
+                    async for item in answer:
+                        if isinstance(item, Outcome):
+                            outcome = item
+                            break
+                        yield item
+        except TimeoutError:
+            yield failure("timeout", f"no result within {timeout * 1000:.0f} ms")
+            return
+        except PlugyardError as exc:
+            yield failure(exc.code, exc.message)
+            return
+        yield self._check_output(call, operation, outcome)
+
+    def _check_output(self, call: _Call, operation: Operation, outcome: Outcome | None) -> Result:
+        assert call.plugin is not None
+        if outcome is None:
+            return failure("invalid_output", "the operation ended without a result")
+        if not isinstance(outcome, Outcome):
+            return failure("invalid_output", f"runtime answered {type(outcome).__name__}")
+        data = outcome.data
+        try:
+            encoded = _encode(data)
+        except (TypeError, ValueError, OverflowError) as exc:
+            return failure("invalid_output", f"output is not JSON: {exc}")
+        if not isinstance(data, str | int | float | bool | type(None)):
+            # Normalise to what a client will see (tuples, sets, dataclasses → JSON), so
+            # the output schema judges exactly that.
+            data = _decode(encoded)
+        if operation.output_schema is not None and outcome.error is None:
+            try:
+                faults = self._validators.check(
+                    (call.plugin.content_hash, operation.id, "out"), operation.output_schema, data
+                )
+            except SchemaError as exc:
+                return failure("output_validation_error", f"output schema is invalid: {exc}")
+            if faults:
+                return failure(
+                    "output_validation_error",
+                    f"{faults[0].pointer or '/'}: {faults[0].message}",
+                    errors=[f.to_dict() for f in faults],
+                )
+        payload_ref = None
+        if len(encoded) > self._limits.max_output_bytes:
+            payload_ref = self._payloads.put(encoded)
+            preview = encoded[: self._limits.preview_bytes].decode("utf-8", "replace")
+            data = {
+                "x-plugyard-truncated": True,
+                "bytes": len(encoded),
+                "ref": payload_ref,
+                "preview": preview,
+            }
+        return Result(
+            status=outcome.status,
+            data=data,
+            error=outcome.error,
+            cost=outcome.cost,
+            diagnostics=outcome.diagnostics if call.context.debug else (),
+            skips=outcome.skips,
+            citations=outcome.citations,
+            next_cursor=outcome.next_cursor,
+            payload_ref=payload_ref,
+        )
+
+    def _finish(self, call: _Call, result: Result) -> Result:
+        duration_ms = (time.perf_counter() - call.started) * 1000.0
+        plugin_id = call.plugin.id if call.plugin else call.request.plugin_id
+        operation = call.operation.id if call.operation else call.request.operation
+        decision = call.decision
+        self.audit.emit(
+            AuditEvent(
+                request_id=call.context.request_id,
+                subject=call.context.subject,
+                plugin_id=plugin_id,
+                operation=operation,
+                params_hash=params_hash(call.request.params),
+                decision=decision.outcome if decision else "none",
+                status=result.status,
+                error_code=result.error.code if result.error else None,
+                started_at=call.wall,
+                duration_ms=duration_ms,
+                policy_version=decision.policy_version if decision else None,
+            )
+        )
+        cost = dict(result.cost)
+        cost["duration_ms"] = round(duration_ms, 3)
+        return Result(
+            status=result.status,
+            data=result.data,
+            error=result.error,
+            cost=cost,
+            diagnostics=result.diagnostics,
+            skips=result.skips,
+            citations=result.citations,
+            next_cursor=result.next_cursor,
+            plugin_id=plugin_id,
+            operation=operation,
+            request_id=call.context.request_id,
+            payload_ref=result.payload_ref,
+        )
+
+    # ----------------------------------------------------------------- helpers
+
+    def _timeout_s(self, call: _Call) -> float:
+        assert call.plugin is not None
+        candidates = [self._limits.default_timeout_ms]
+        if call.plugin.descriptor.timeout_ms:
+            candidates = [call.plugin.descriptor.timeout_ms]
+        if call.request.timeout_ms is not None:
+            candidates.append(call.request.timeout_ms)
+        return max(min(candidates), 1) / 1000.0
+
+    def _host(self, call: _Call) -> Host:
+        plugin = call.plugin
+        assert plugin is not None
+        key = (plugin.id, plugin.content_hash)
+        host = self._hosts.get(key)
+        if host is None:
+            host = make_host(plugin.id, plugin.descriptor.host_capabilities)
+            self._hosts[key] = host
+        return host
+
+
+def _no_runtime(target: Target) -> Result:
+    kind = target.descriptor.runtime.kind
+    return failure("plugin_unavailable", f"no {kind!r} runtime on this host")
+
+
+def _operation(plugin: RegisteredPlugin, name: str | None) -> Operation | None:
+    operations = plugin.descriptor.operations
+    if name is None:
+        return operations[0] if len(operations) == 1 else None
+    for op in operations:
+        if op.id == name:
+            return op
+    normalised = name.lower().replace("-", "_").replace(" ", "_")
+    return next((op for op in operations if op.id.lower() == normalised), None)

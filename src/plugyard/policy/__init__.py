@@ -1,0 +1,1 @@
+"""Who may call what: the policy decision every call asks for."""

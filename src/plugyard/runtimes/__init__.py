@@ -1,0 +1,1 @@
+"""Where plugin code runs: in-process Python today; subprocess, HTTP and MCP beside it."""

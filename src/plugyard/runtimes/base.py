@@ -1,0 +1,127 @@
+"""The contract between the executor and every runtime.
+
+A runtime gets a :class:`Target` (the descriptor and where its code lives), one
+operation, parameters that are already validated, the caller's :class:`CallContext` and
+the host object. It answers with an :class:`Outcome` — or, for a streaming operation, an
+async iterator of :class:`Progress` events that ends with an :class:`Outcome`. A plugin
+failing is data in the outcome; a runtime raises only for misuse or cancellation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from plugyard.manifest.model import Operation, PluginDescriptor
+
+Trust = Literal["trusted", "untrusted"]
+#: The statuses of the Shu result envelope; DS027 family statuses come beside them.
+RESULT_STATUSES = frozenset({"success", "error", "timeout", "pending_approval"})
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """``error`` of the result envelope: a code from errors.py, a message, details."""
+
+    code: str
+    message: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": dict(self.details)}
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Who calls, and how. Read-only for plugins (DS003 runtime context)."""
+
+    request_id: str
+    subject: str | None = None
+    roles: tuple[str, ...] = ()
+    user_context: Mapping[str, Any] = field(default_factory=dict)
+    idempotency_key: str | None = None
+    debug: bool = False
+    budgets: Mapping[str, Any] = field(default_factory=dict)
+    session: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_plugin_context(self) -> dict[str, Any]:
+        """The plain mapping handed to plugin code as ``context``."""
+        return {
+            "request_id": self.request_id,
+            "subject": self.subject,
+            "roles": list(self.roles),
+            "user_context": dict(self.user_context),
+            "idempotency_key": self.idempotency_key,
+            "debug": self.debug,
+            "budgets": dict(self.budgets),
+            "session": dict(self.session),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A plugin as a runtime sees it: its descriptor and where its code lives."""
+
+    descriptor: PluginDescriptor
+    location: str | None = None
+    trust: Trust = "trusted"
+    content_hash: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """One progress event of a streaming operation."""
+
+    message: str | None = None
+    data: Any = None
+    percent: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "progress"}
+        if self.message is not None:
+            out["message"] = self.message
+        if self.data is not None:
+            out["data"] = self.data
+        if self.percent is not None:
+            out["percent"] = self.percent
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a plugin produced, before the executor checks and wraps it."""
+
+    status: str = "success"
+    data: Any = None
+    error: ErrorInfo | None = None
+    cost: Mapping[str, float] = field(default_factory=dict)
+    diagnostics: tuple[str, ...] = ()
+    skips: tuple[Mapping[str, Any], ...] = ()
+    citations: tuple[Mapping[str, Any], ...] = ()
+    next_cursor: str | None = None
+
+
+Answer = Outcome | AsyncIterator[Progress | Outcome]
+
+
+class Runtime(Protocol):
+    """Runs operations of plugins of one runtime kind."""
+
+    kind: str
+
+    async def invoke(
+        self,
+        target: Target,
+        operation: Operation,
+        params: dict[str, Any],
+        context: CallContext,
+        host: Any,
+    ) -> Answer:
+        """Run ``operation``; a streaming operation answers with an async iterator."""
+        ...
+
+    def check(self, target: Target) -> str | None:
+        """Why ``target`` cannot run here (``None`` when it can). Cheap; no side effects
+        beyond loading and caching the plugin's code."""
+        ...
