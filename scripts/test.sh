@@ -8,4 +8,5 @@ ruff check
 ruff format --check
 mypy
 lint-imports
+bash scripts/services.sh
 pytest "$@"

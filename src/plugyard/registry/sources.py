@@ -1,0 +1,177 @@
+"""Where plugins come from, and reading plugin folders.
+
+A source is read only when its ``load()`` is called — never on import. It reports each
+plugin it could not read as a :class:`LoadFailure` and goes on with the rest; trust is
+the source's (the operator's) setting and never taken from a manifest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from plugyard.errors import ManifestError, PlugyardError
+from plugyard.manifest.load import load_file
+from plugyard.registry.model import LoadFailure, RegisteredPlugin, SourceKind, Trust
+
+#: The manifest a plugin folder is read from, first match wins; the rest of the folder
+#: (code, vendored packages, sidecars) is never searched for more manifests.
+FOLDER_MANIFESTS = (
+    "plugin.yaml", "plugin.yml", "plugin.json",
+    "manifest.yaml", "manifest.yml", "manifest.json", "manifest.py",
+)  # fmt: skip
+#: How deep below a root plugin folders are looked for (``plugins/<family>/<id>/``).
+MAX_DEPTH = 4
+_SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
+
+
+@dataclass(frozen=True, slots=True)
+class SourceResult:
+    """What one source yielded. ``skipped`` names what was left out on purpose
+    (disabled in a catalog, not on an allowlist): not failures, but worth showing."""
+
+    plugins: tuple[RegisteredPlugin, ...] = ()
+    failures: tuple[LoadFailure, ...] = ()
+    skipped: tuple[str, ...] = field(default_factory=tuple)
+
+
+class PluginSource(Protocol):
+    """A place plugins are read from when the host starts."""
+
+    @property
+    def name(self) -> str: ...
+
+    def load(self) -> SourceResult: ...
+
+
+@dataclass(frozen=True)
+class StaticSource:
+    """Plugins already in hand (tests, or plugins a host builds in code)."""
+
+    plugins: tuple[RegisteredPlugin, ...]
+    name: str = "static"
+
+    def load(self) -> SourceResult:
+        return SourceResult(plugins=self.plugins)
+
+
+@dataclass(frozen=True)
+class FolderSource:
+    """Every plugin folder under ``root``: ``plugins/<family>/<id>/``, HomeClaw's
+    ``plugins/<id>/``, or ``root`` itself when it holds a manifest."""
+
+    root: Path
+    trust: Trust = "trusted"
+    kind: SourceKind = "folder"
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}:{self.root}"
+
+    def load(self) -> SourceResult:
+        return load_folder(Path(self.root), source=self.kind, trust=self.trust)
+
+
+def load_folder(root: Path, *, source: SourceKind, trust: Trust) -> SourceResult:
+    """Read a plugin folder, a folder of plugin folders, or one manifest file."""
+    if root.is_file():
+        return merge([load_manifest(root, source=source, trust=trust)])
+    if not root.is_dir():
+        return SourceResult(failures=(_missing(root),))
+    return merge(load_manifest(m, source=source, trust=trust) for m in plugin_manifests(root))
+
+
+def plugin_manifests(root: Path) -> list[Path]:
+    """The manifest of each plugin folder under ``root``, in a stable order."""
+    found: list[Path] = []
+
+    def walk(folder: Path, depth: int) -> None:
+        own = manifest_of(folder)
+        if own is not None:
+            found.append(own)
+            return
+        if depth >= MAX_DEPTH:
+            return
+        for child in sorted(folder.iterdir()):
+            if (
+                child.is_dir()
+                and not child.name.startswith(".")
+                and child.name not in _SKIPPED_DIRS
+            ):
+                walk(child, depth + 1)
+
+    walk(root, 0)
+    return found
+
+
+def manifest_of(folder: Path) -> Path | None:
+    for name in FOLDER_MANIFESTS:
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_manifest(path: Path, *, source: SourceKind, trust: Trust) -> SourceResult:
+    """The plugins one manifest file declares, located at its folder."""
+    file = path.resolve()
+    try:
+        document = load_file(file)
+    except ManifestError as exc:
+        first = exc.problems[0]
+        return SourceResult(
+            failures=(LoadFailure(str(file), exc.code, exc.message, first.pointer),)
+        )
+    except (PlugyardError, OSError, UnicodeError, ValueError) as exc:
+        return SourceResult(failures=(failure(str(file), exc),))
+    plugins = tuple(
+        RegisteredPlugin.of(
+            descriptor,
+            source,
+            trust=trust,
+            location=str(file.parent),
+            manifest_path=str(file),
+            dialect=dialect,
+        )
+        for descriptor, dialect in zip(document.plugins, document.dialects, strict=True)
+    )
+    return SourceResult(plugins=plugins)
+
+
+def merge(results: Iterable[SourceResult]) -> SourceResult:
+    """Results joined in order; a repeated id keeps its first plugin and reports the rest."""
+    plugins: dict[str, RegisteredPlugin] = {}
+    failures: list[LoadFailure] = []
+    skipped: list[str] = []
+    for result in results:
+        failures.extend(result.failures)
+        skipped.extend(result.skipped)
+        for plugin in result.plugins:
+            first = plugins.get(plugin.id)
+            if first is None:
+                plugins[plugin.id] = plugin
+            else:
+                failures.append(duplicate(plugin, first))
+    return SourceResult(tuple(plugins.values()), tuple(failures), tuple(skipped))
+
+
+def duplicate(plugin: RegisteredPlugin, first: RegisteredPlugin) -> LoadFailure:
+    return LoadFailure(
+        source=plugin.manifest_path or plugin.location or plugin.source,
+        code="duplicate_plugin",
+        message=f"plugin id {plugin.id!r} is already declared by "
+        f"{first.manifest_path or first.location or first.source}",
+    )
+
+
+def failure(where: str, exc: BaseException) -> LoadFailure:
+    """A failure from any exception: plugyard's carry their code, others are load errors."""
+    if isinstance(exc, PlugyardError):
+        return LoadFailure(where, exc.code, exc.message)
+    return LoadFailure(where, "plugin_load_error", f"{type(exc).__name__}: {exc}")
+
+
+def _missing(path: Path) -> LoadFailure:
+    return LoadFailure(str(path), "manifest_not_found", "no such file or folder")

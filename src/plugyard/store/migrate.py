@@ -1,0 +1,111 @@
+"""Alembic, driven from code: the store migrates itself to ``head`` when it opens.
+
+The migration scripts live inside the package, so they install with it and no
+``alembic.ini`` is needed. For developers::
+
+    python -m plugyard.store.migrate revision "add the vectors table"
+    python -m plugyard.store.migrate upgrade [URL-OR-PATH]
+    python -m plugyard.store.migrate current [URL-OR-PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+#: An arbitrary, fixed key: replicas starting together take turns migrating PostgreSQL.
+_PG_LOCK_KEY = 0x706C7567796172
+
+
+def config(url: str | None = None, *, scripts: Path = MIGRATIONS) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(scripts))
+    cfg.set_main_option("file_template", "r%%(rev)s_%%(slug)s")
+    if url is not None:
+        cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return cfg
+
+
+@cache
+def head() -> str:
+    """The newest revision the installed package knows."""
+    found = ScriptDirectory.from_config(config()).get_current_head()
+    if found is None:
+        raise RuntimeError("no migration revisions are installed")
+    return found
+
+
+def current(connection: Connection) -> str | None:
+    """The revision the database is at; ``None`` for an empty database."""
+    return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade(connection: Connection, revision: str = "head") -> None:
+    """Bring the database to ``revision`` inside the caller's transaction."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
+    if revision == "head" and current(connection) == head():
+        return
+    cfg = config()
+    cfg.attributes["connection"] = connection
+    command.upgrade(cfg, revision)
+
+
+def downgrade(connection: Connection, revision: str) -> None:
+    cfg = config()
+    cfg.attributes["connection"] = connection
+    command.downgrade(cfg, revision)
+
+
+def next_revision_id(scripts: Path = MIGRATIONS) -> str:
+    """Revisions are numbered ``0001``, ``0002``, … so their order reads at a glance."""
+    numbers = [
+        int(script.revision)
+        for script in ScriptDirectory.from_config(config(scripts=scripts)).walk_revisions()
+        if script.revision.isdigit()
+    ]
+    return f"{max(numbers, default=0) + 1:04d}"
+
+
+def new_revision(message: str, scripts: Path = MIGRATIONS) -> Path:
+    """Write the next, empty revision file; returns its path."""
+    script = command.revision(config(scripts=scripts), message, rev_id=next_revision_id(scripts))
+    if script is None or isinstance(script, list):
+        raise RuntimeError("alembic wrote no single revision")
+    return Path(script.path)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    # Imported here: the store module imports this one.
+    from plugyard.store.store import Store
+
+    parser = argparse.ArgumentParser(prog="python -m plugyard.store.migrate")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rev = sub.add_parser("revision", help="write a new, empty revision file")
+    rev.add_argument("message")
+    for name in ("upgrade", "current"):
+        cmd = sub.add_parser(name)
+        cmd.add_argument("target", nargs="?", help="URL or SQLite path (default: settings)")
+    args = parser.parse_args(argv)
+    if args.command == "revision":
+        new_revision(args.message)
+        return
+    store = Store.open(args.target, migrate=args.command == "upgrade")
+    try:
+        print(store.revision())
+    finally:
+        store.close()
+
+
+if __name__ == "__main__":
+    main()

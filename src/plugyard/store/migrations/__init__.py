@@ -1,0 +1,1 @@
+"""Alembic migrations of the store; applied by :func:`plugyard.store.migrate.upgrade`."""

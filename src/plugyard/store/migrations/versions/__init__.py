@@ -1,0 +1,1 @@
+"""One file per revision, named ``r<revision>_<slug>.py``; see docs/registry.md."""

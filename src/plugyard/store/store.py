@@ -1,0 +1,140 @@
+"""The store: one database (an embedded SQLite file by default, or PostgreSQL), migrated to
+the installed schema when it opens, with all-or-nothing transactions."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from functools import cached_property
+from types import TracebackType
+
+from sqlalchemy import Engine
+from sqlalchemy.engine import URL, Connection
+from sqlalchemy.exc import SQLAlchemyError
+
+from plugyard.errors import StoreError
+from plugyard.store import migrate, urls
+from plugyard.store.engine import WRITE_OPTION, make_engine
+from plugyard.store.plugins import Clock, utc_now
+from plugyard.store.plugins_sql import SqlPluginRepository
+
+
+class Store:
+    """A database and the repositories over it.
+
+    Open with :meth:`open` (a URL, a SQLite path, or ``None`` for the settings) or
+    :meth:`from_settings`. Errors of the database surface as :class:`StoreError`.
+    """
+
+    def __init__(self, engine: Engine, *, clock: Clock = utc_now) -> None:
+        self.engine = engine
+        self.clock = clock
+
+    @classmethod
+    def open(
+        cls,
+        target: str | os.PathLike[str] | None = None,
+        *,
+        migrate: bool = True,
+        clock: Clock = utc_now,
+    ) -> Store:
+        """Open (creating if need be) the store at ``target`` and bring its schema to head.
+
+        ``target`` is a SQLAlchemy URL, a SQLite file path, or ``None`` for
+        ``PLUGYARD_DATABASE_URL`` (falling back to ``./.plugyard/plugyard.db``).
+        """
+        url = urls.from_environment() if target is None else urls.resolve(target)
+        return cls.at(url, migrate=migrate, clock=clock)
+
+    @classmethod
+    def from_settings(
+        cls, environ: Mapping[str, str] | None = None, *, clock: Clock = utc_now
+    ) -> Store:
+        return cls.at(urls.from_environment(environ), clock=clock)
+
+    @classmethod
+    def at(cls, url: URL, *, migrate: bool = True, clock: Clock = utc_now) -> Store:
+        try:
+            engine = make_engine(url)
+        except (SQLAlchemyError, ImportError) as exc:
+            raise StoreError(f"cannot use {urls.display(url)}: {exc}") from None
+        store = cls(engine, clock=clock)
+        if migrate:
+            try:
+                store.migrate()
+            except BaseException:
+                engine.dispose()
+                raise
+        return store
+
+    @property
+    def url(self) -> str:
+        """The database URL, password hidden."""
+        return urls.display(self.engine.url)
+
+    @property
+    def backend(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self.engine.url.get_backend_name()
+
+    @cached_property
+    def plugins(self) -> SqlPluginRepository:
+        return SqlPluginRepository(self)
+
+    # transactions -------------------------------------------------------------------
+
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A connection for reads, in one consistent snapshot."""
+        try:
+            with self.engine.connect() as connection, connection.begin():
+                yield connection
+        except SQLAlchemyError as exc:
+            raise self._failure("read", exc) from exc
+
+    @contextmanager
+    def writing(self) -> Iterator[Connection]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
+        try:
+            with self.engine.connect() as connection:
+                connection = connection.execution_options(**{WRITE_OPTION: True})
+                with connection.begin():
+                    yield connection
+        except SQLAlchemyError as exc:
+            raise self._failure("write", exc) from exc
+
+    # schema -------------------------------------------------------------------------
+
+    def migrate(self, revision: str = "head") -> None:
+        """Apply pending migrations in one transaction (a no-op when up to date)."""
+        with self.writing() as connection:
+            migrate.upgrade(connection, revision)
+
+    def revision(self) -> str | None:
+        with self.reading() as connection:
+            return migrate.current(connection)
+
+    # lifetime -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Store({self.url!r})"
+
+    def _failure(self, what: str, exc: SQLAlchemyError) -> StoreError:
+        # The driver's text names the cause; the statement and parameters stay out.
+        cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        return StoreError(f"store {what} failed on {self.url}: {cause}")

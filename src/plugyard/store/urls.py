@@ -1,0 +1,72 @@
+"""Where the store lives: a database URL, a file path, or the embedded default.
+
+``PLUGYARD_DATABASE_URL`` may hold either a SQLAlchemy URL or a plain file path. Plain
+``postgresql://`` URLs are pointed at psycopg 3, the one PostgreSQL driver plugyard ships.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
+
+from plugyard.errors import StoreError
+
+DATABASE_URL_ENV = "PLUGYARD_DATABASE_URL"
+DEFAULT_PATH = Path(".plugyard") / "plugyard.db"
+BACKENDS = ("sqlite", "postgresql")
+
+_POSTGRES_ALIASES = {"postgres", "postgresql"}
+
+
+def resolve(target: str | os.PathLike[str] | None = None) -> URL:
+    """The URL of ``target``: a URL, a path to a SQLite file, or ``None`` for the default.
+
+    A file path's folder is created, so a fresh checkout needs no set-up step.
+    """
+    if target is None:
+        return _sqlite_file(DEFAULT_PATH)
+    if isinstance(target, os.PathLike) or "://" not in target:
+        text = os.fspath(target)
+        return _memory() if text == ":memory:" else _sqlite_file(Path(text))
+    try:
+        url = make_url(target)
+    except ArgumentError as exc:
+        raise StoreError(f"not a database URL: {exc}") from None
+    if url.drivername in _POSTGRES_ALIASES:
+        url = url.set(drivername="postgresql+psycopg")
+    backend = url.get_backend_name()
+    if backend not in BACKENDS:
+        raise StoreError(f"unsupported database {backend!r}; use one of {', '.join(BACKENDS)}")
+    if backend == "sqlite":
+        if url.database in (None, "", ":memory:"):
+            return _memory()
+        return _sqlite_file(Path(url.database))
+    return url
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> URL:
+    """The URL named by ``PLUGYARD_DATABASE_URL``, else the embedded default."""
+    env = os.environ if environ is None else environ
+    return resolve(env.get(DATABASE_URL_ENV) or None)
+
+
+def display(url: URL) -> str:
+    """The URL with its password hidden: safe for messages and logs."""
+    return url.render_as_string(hide_password=True)
+
+
+def _sqlite_file(path: Path) -> URL:
+    file = path.expanduser()
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder of {file}: {exc.strerror}") from None
+    return URL.create("sqlite", database=str(file.resolve()))
+
+
+def _memory() -> URL:
+    return URL.create("sqlite", database=":memory:")

@@ -1,0 +1,218 @@
+"""The bundled tools: calculator, unit and time-zone conversion, text statistics and
+extraction, JSON queries — and the limits that keep them safe."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from bundled_plugins import code, data, run
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+# ----------------------------------------------------------------------------- calculator
+
+
+@pytest.mark.parametrize(
+    ("expression", "result"),
+    [
+        ("1 + 2 * 3", 7),
+        ("(1 + 2) * 3", 9),
+        ("2 ^ 10", 1024),
+        ("2 ** -1", 0.5),
+        ("0.1 + 0.2", 0.3),
+        ("sqrt(16) + abs(-2)", 6.0),
+        ("round(pi, 2)", 3.14),
+        ("log(8, 2)", 3.0),
+        ("factorial(5) / 4", 30.0),
+        ("-3 // 2", -2),
+        ("7 % 3", 1),
+        ("max(1, 9, 4)", 9),
+    ],
+)
+def test_the_calculator_evaluates_arithmetic(expression: str, result: float) -> None:
+    assert data("calculator", "execute", expression=expression)["result"] == result
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "__import__('os').system('true')",
+        "().__class__.__bases__",
+        "open('/etc/passwd')",
+        "[x for x in range(10)]",
+        "lambda: 1",
+        "'a' * 3",
+        "True + 1",
+        "9 ** 9 ** 9",
+        "10 ** 400",
+        "2 ** 10000.5",
+        "factorial(1000)",
+        "1 / 0",
+        "(-8) ** 0.5",
+        "sqrt(-1)",
+        "1 +",
+        "+".join(["1"] * 600),
+    ],
+)
+def test_the_calculator_refuses_what_is_not_bounded_arithmetic(expression: str) -> None:
+    assert code("calculator", "execute", expression=expression) == "invalid_parameters"
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(-(10**6), 10**6), st.integers(-(10**6), 10**6), st.sampled_from("+-*"))
+def test_the_calculator_agrees_with_integer_arithmetic(a: int, b: int, op: str) -> None:
+    expected = {"+": a + b, "-": a - b, "*": a * b}[op]
+    assert data("calculator", "execute", expression=f"{a} {op} ({b})")["result"] == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(max_size=40))
+def test_the_calculator_answers_any_text_with_a_result_or_invalid_parameters(text: str) -> None:
+    outcome = run("calculator", "execute", expression=text)
+    assert outcome.error is None or outcome.error.code == "invalid_parameters"
+
+
+# ------------------------------------------------------------------------------ units
+
+
+@pytest.mark.parametrize(
+    ("value", "source", "target", "result"),
+    [
+        (10, "km", "mi", 6.21371192237),
+        (350, "°F", "°C", 176.666666667),
+        (0, "K", "degF", -459.67),
+        (3, "GB", "MiB", 2861.02294922),
+        (100, "Mbit", "MB", 12.5),
+        (2.5, "hours", "s", 9000),
+        (1, "ft", "in", 12),
+        (1, "cup", "mL", 236.5882365),
+        (1, "stone", "lb", 14),
+    ],
+)
+def test_units_convert(value: float, source: str, target: str, result: float) -> None:
+    answer = data("unit-convert", "convert", value=value, from_unit=source, to_unit=target)
+    assert answer["result"] == pytest.approx(result, rel=1e-9)
+
+
+def test_units_of_different_kinds_do_not_convert() -> None:
+    assert code("unit-convert", "convert", value=1, from_unit="kg", to_unit="m") == (
+        "invalid_parameters"
+    )
+    assert code("unit-convert", "convert", value=1, from_unit="parsec", to_unit="m") == (
+        "invalid_parameters"
+    )
+    assert code("unit-convert", "convert", value=-300, from_unit="°C", to_unit="K") == (
+        "invalid_parameters"
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.floats(min_value=0.001, max_value=1e6),
+    st.sampled_from(["m", "km", "mi", "in", "kg", "lb", "L", "gal", "MiB", "GB", "h", "wk"]),
+)
+def test_a_unit_conversion_round_trips(value: float, unit: str) -> None:
+    kind = data("unit-convert", "convert", value=1, from_unit=unit, to_unit=unit)["category"]
+    base = {"length": "m", "mass": "kg", "volume": "L", "data": "B", "time": "s"}[kind]
+    there = data("unit-convert", "convert", value=value, from_unit=unit, to_unit=base)
+    back = data("unit-convert", "convert", value=there["result"], from_unit=base, to_unit=unit)
+    assert back["result"] == pytest.approx(value, rel=1e-9)
+
+
+def test_units_are_listed_by_kind() -> None:
+    units = data("unit-convert", "list_units", category="temperature")["units"]
+    assert [u["symbol"] for u in units] == ["°C", "°F", "K", "°R"]
+
+
+# ------------------------------------------------------------------------------ time zones
+
+
+def test_a_time_converts_between_zones() -> None:
+    answer = data(
+        "time-zones", "convert_time", time="2024-03-10T14:30", from_zone="America/New_York",
+        to_zone="asia/tokyo",
+    )  # fmt: skip
+    assert answer["time"] == "2024-03-11T03:30:00+09:00"
+    assert (answer["utc"], answer["abbreviation"], answer["dst"]) == (
+        "2024-03-10T18:30:00Z", "JST", False
+    )  # fmt: skip
+
+
+def test_a_time_with_its_own_offset_keeps_it() -> None:
+    answer = data("time-zones", "convert_time", time="2024-07-01T12:00:00Z", to_zone="Europe/Paris")
+    assert (answer["time"], answer["dst"]) == ("2024-07-01T14:00:00+02:00", True)
+
+
+def test_a_skipped_wall_clock_time_is_noted() -> None:
+    answer = data(
+        "time-zones", "convert_time", time="2024-03-31T02:30", from_zone="Europe/Berlin",
+        to_zone="UTC",
+    )  # fmt: skip
+    assert answer["note"] is not None
+
+
+def test_unknown_zones_and_times_are_invalid_parameters() -> None:
+    assert code("time-zones", "convert_time", time="now", to_zone="Mars/Olympus") == (
+        "invalid_parameters"
+    )
+    assert code("time-zones", "convert_time", time="yesterday", to_zone="UTC") == (
+        "invalid_parameters"
+    )
+
+
+def test_now_and_zone_search() -> None:
+    assert data("time-zones", "now", zone="Asia/Kolkata")["utc_offset"] == "+05:30"
+    assert "America/New_York" in data("time-zones", "list_zones", contains="york")["zones"]
+
+
+# ------------------------------------------------------------------------------ text
+
+
+def test_text_statistics() -> None:
+    text = "Dr. Smith went home. He was tired! Was he?\n\nYes, very much so."
+    stats = data("text-stats", "execute", text=text, words_per_minute=60)
+    assert (stats["words"], stats["sentences"], stats["paragraphs"]) == (13, 4, 2)
+    assert stats["reading_time_seconds"] == 13
+    assert stats["top_words"][0]["word"] in {"dr", "smith", "went", "home", "tired", "yes"}
+
+
+def test_text_statistics_of_nothing() -> None:
+    stats = data("text-stats", "execute", text="")
+    assert (stats["words"], stats["sentences"], stats["reading_time"]) == (0, 0, "0 s")
+
+
+def test_text_statistics_refuse_an_oversized_text() -> None:
+    assert code("text-stats", "execute", text="a " * 1_000_001) == "invalid_parameters"
+
+
+def test_extraction_finds_emails_urls_numbers_and_dates() -> None:
+    text = (
+        "Write to ada@example.org or see https://example.org/docs?x=1. Revenue rose 12.5% "
+        "to 1,234,567 on 2024-03-05 and on March 3rd, 2024; 03/04/2024 is ambiguous."
+    )
+    found = data("text-extract", "extract", text=text)
+    assert found["emails"] == ["ada@example.org"]
+    assert found["urls"] == ["https://example.org/docs?x=1"]
+    assert [n["value"] for n in found["numbers"]] == [12.5, 1234567]
+    assert [d["iso"] for d in found["dates"]] == ["2024-03-05", "2024-03-03", None]
+
+
+def test_extraction_of_chosen_kinds_only() -> None:
+    found = data("text-extract", "extract", text="a@b.io 42", kinds=["numbers"])
+    assert found == {"numbers": [{"text": "42", "value": 42, "percent": False}]}
+
+
+def test_json_queries() -> None:
+    people = {"people": [{"name": "Ada", "age": 36}, {"name": "Alan", "age": 41}]}
+    answer = data("json-query", "query", data=people, expression="people[?age > `40`].name")
+    assert answer == {"result": ["Alan"], "found": True}
+    assert data("json-query", "query", data=people, expression="nobody")["found"] is False
+    assert code("json-query", "query", data=people, expression="people[?") == "invalid_parameters"
+    assert data("json-query", "check_expression", expression="a.b")["valid"] is True
+    assert data("json-query", "check_expression", expression="a.[")["valid"] is False
+
+
+def test_results_are_not_nan_or_infinite() -> None:
+    answer = data("calculator", "execute", expression="exp(700)")
+    assert math.isfinite(answer["result"])

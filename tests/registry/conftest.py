@@ -1,0 +1,74 @@
+"""Registry tests: plugins built in code, and stores on SQLite and PostgreSQL.
+
+The PostgreSQL half follows the store suite's rule: it fails on CI when the server is
+unreachable and is skipped elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import URL
+
+from plugyard.manifest.model import Operation, PluginDescriptor
+from plugyard.registry.model import RegisteredPlugin, SourceKind
+from plugyard.store import testing
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[URL]:
+    server = testing.server_url()
+    reason = testing.unreachable(server)
+    if reason is not None:
+        if testing.on_ci():
+            pytest.fail(
+                f"{reason}. CI needs PostgreSQL: scripts/services.sh starts it.", pytrace=False
+            )
+        pytest.skip(reason)
+    with testing.temporary_database(server) as database:
+        yield database
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield str(tmp_path / "yard.db")
+        return
+    database: URL = request.getfixturevalue("postgres_database")
+    testing.reset_database(database)
+    yield database.render_as_string(hide_password=False)
+    testing.reset_database(database)
+
+
+def descriptor(plugin_id: str, **fields: Any) -> PluginDescriptor:
+    data: dict[str, Any] = {
+        "id": plugin_id,
+        "name": plugin_id.replace("-", " ").title(),
+        "version": "1.0.0",
+        "description": f"The {plugin_id} plugin.",
+        "operations": (Operation(id="run", description="Run it."),),
+    }
+    data.update(fields)
+    return PluginDescriptor.model_validate(data, strict=False)
+
+
+def plugin(
+    plugin_id: str,
+    *,
+    source: SourceKind = "folder",
+    location: str | None = None,
+    **fields: Any,
+) -> RegisteredPlugin:
+    where = location if location is not None else f"/plugins/tool/{plugin_id}"
+    return RegisteredPlugin.of(
+        descriptor(plugin_id, **fields),
+        source,
+        location=where if source != "external" else None,
+        manifest_path=f"{where}/plugin.yaml" if source != "external" else None,
+        dialect="olo" if source != "external" else "homeclaw",
+    )
