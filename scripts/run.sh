@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: read the bundled plugins of all four dialects,
-# list them, and show the tool definitions an LLM would be given.
+# The main job on the embedded default (SQLite in ./.plugyard, nothing to install): load
+# the bundled plugins of all four dialects into the store, list them as the OLO palette
+# groups them, and call one through the executor.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-plugyard validate examples/plugins
-plugyard export examples/plugins --to openai
+plugyard plugins list
+plugyard call calculator --param expression="sqrt(2) * (3 + 4)^2"

@@ -6,17 +6,28 @@ import click
 
 from plugyard import __version__
 from plugyard.cli.manifests import export_command, schema_command, validate_command
+from plugyard.cli.plugins import call_command, plugins_group
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="plugyard")
-def cli() -> None:
+@click.option(
+    "--db",
+    metavar="URL_OR_PATH",
+    help="The store: a SQLite path or a database URL (default: PLUGYARD_DATABASE_URL, "
+    "else ./.plugyard/plugyard.db).",
+)
+@click.pass_context
+def cli(ctx: click.Context, db: str | None) -> None:
     """plugyard: a plugin host for LLM applications."""
+    ctx.obj = {"db": db}
 
 
 cli.add_command(validate_command)
 cli.add_command(export_command)
 cli.add_command(schema_command)
+cli.add_command(plugins_group)
+cli.add_command(call_command)
 
 
 def main() -> None:

@@ -6,8 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
@@ -20,8 +19,10 @@ def params_hash(params: Any) -> str:
     return hashlib.sha256(_encoder.encode(params)).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class AuditEvent:
+class AuditEvent(NamedTuple):
+    """One call as the audit log sees it: the parameters' hash, never the parameters.
+    A named tuple rather than a dataclass: one is built per call, and this is ~4× cheaper."""
+
     request_id: str
     subject: str | None
     plugin_id: str

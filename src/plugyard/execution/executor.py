@@ -12,6 +12,7 @@ misuse of this API (parameters that are not a mapping) raises.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import secrets
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -24,10 +25,10 @@ from plugyard.errors import CallError, PlugyardError
 from plugyard.execution.audit import AuditEvent, AuditSink, MemoryAuditSink, params_hash
 from plugyard.execution.host import Host, make_host
 from plugyard.execution.payloads import MemoryPayloadStore, PayloadStore
-from plugyard.execution.result import Result, failure
+from plugyard.execution.result import Result
 from plugyard.execution.validation import SchemaError, Validators
 from plugyard.manifest.model import Operation
-from plugyard.policy.base import AllowAll, Decision, Policy, Subject
+from plugyard.policy.base import ALLOW_ALL, AllowAll, Decision, Policy, Subject
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext, ErrorInfo, Outcome, Progress, Runtime, Target
 
@@ -59,8 +60,13 @@ class Limits:
     preview_bytes: int = 4096
 
 
+_ID_PREFIX = secrets.token_hex(6)
+_ID_COUNTER = itertools.count(1)
+
+
 def new_request_id() -> str:
-    return secrets.token_hex(8)
+    """Unique across processes (a random prefix) and cheap within one (a counter)."""
+    return f"{_ID_PREFIX}{next(_ID_COUNTER):010x}"
 
 
 @dataclass(slots=True)
@@ -74,6 +80,8 @@ class _Call:
     plugin: RegisteredPlugin | None = None
     operation: Operation | None = None
     decision: Decision | None = None
+    data: Any = None
+    payload_ref: str | None = None
 
 
 class Executor:
@@ -97,6 +105,8 @@ class Executor:
         self._limits = limits or Limits()
         self._validators = Validators()
         self._hosts: dict[tuple[str, str], Host] = {}
+        self._targets: dict[tuple[str, str], Target] = {}
+        self._allow_all = isinstance(self._policy, AllowAll)
 
     # ----------------------------------------------------------------- public API
 
@@ -106,7 +116,7 @@ class Executor:
         try:
             result = self._prepare(call) or await self._run(call)
         except asyncio.CancelledError:
-            self._finish(call, failure("cancelled", "the caller cancelled the call"))
+            self._finish(call, _refuse("cancelled", "the caller cancelled the call"))
             raise
         return self._finish(call, result)
 
@@ -118,47 +128,50 @@ class Executor:
             if refusal is not None:
                 yield self._finish(call, refusal)
                 return
-            result: Result | None = None
+            result: Outcome | None = None
             async for item in self._run_streaming(call):
-                if isinstance(item, Result):
+                if isinstance(item, Outcome):
                     result = item
                 else:
                     yield item
             assert result is not None
         except asyncio.CancelledError:
-            self._finish(call, failure("cancelled", "the caller cancelled the call"))
+            self._finish(call, _refuse("cancelled", "the caller cancelled the call"))
             raise
         yield self._finish(call, result)
 
     # ----------------------------------------------------------------- the steps
 
-    def _prepare(self, call: _Call) -> Result | None:
+    def _prepare(self, call: _Call) -> Outcome | None:
         """Everything before the plugin runs; a refusal is returned, not raised."""
         request = call.request
         plugin = self._plugins.find(request.plugin_id)
         if plugin is None:
-            return failure("plugin_not_found", f"no plugin {request.plugin_id!r}")
+            return _refuse("plugin_not_found", f"no plugin {request.plugin_id!r}")
         call.plugin = plugin
         operation = _operation(plugin, request.operation)
         if operation is None:
             names = [op.id for op in plugin.descriptor.operations]
-            return failure(
+            return _refuse(
                 "operation_not_found",
                 f"plugin {plugin.id!r} has no operation {request.operation!r}",
                 operations=names,
             )
         call.operation = operation
-        subject = Subject(call.context.subject, call.context.roles)
-        decision = self._policy.decide(subject, plugin.id, operation.id, request.params)
+        if self._allow_all:
+            decision = ALLOW_ALL  # the question is trivial; skip building a Subject
+        else:
+            subject = Subject(call.context.subject, call.context.roles)
+            decision = self._policy.decide(subject, plugin.id, operation.id, request.params)
         call.decision = decision
         if decision.outcome == "deny":
-            return failure("permission_denied", decision.reason)
+            return _refuse("permission_denied", decision.reason)
         if not plugin.available:
-            return failure("plugin_unavailable", plugin.unavailable_reason or "unavailable")
+            return _refuse("plugin_unavailable", plugin.unavailable_reason or "unavailable")
         budget = call.context.budgets.get("llm_calls")
         needed = plugin.descriptor.max_llm_calls
         if isinstance(budget, int | float) and needed is not None and needed > budget:
-            return Result(
+            return Outcome(
                 status="skipped-budget",
                 error=ErrorInfo("budget_exceeded", f"needs up to {needed} LLM calls", {}),
             )
@@ -167,10 +180,10 @@ class Executor:
                 (plugin.content_hash, operation.id, "in"), operation.parameters, request.params
             )
         except SchemaError as exc:
-            return failure("plugin_unavailable", f"parameters schema is invalid: {exc}")
+            return _refuse("plugin_unavailable", f"parameters schema is invalid: {exc}")
         if faults:
             first = faults[0]
-            return failure(
+            return _refuse(
                 "invalid_parameters",
                 f"{first.pointer or '/'}: {first.message}",
                 errors=[f.to_dict() for f in faults],
@@ -188,10 +201,14 @@ class Executor:
         plugin, operation = call.plugin, call.operation
         assert plugin is not None and operation is not None
         runtime = self._runtimes.get(plugin.descriptor.runtime.kind)
-        target = Target(plugin.descriptor, plugin.location, plugin.trust, plugin.content_hash)
+        key = (plugin.id, plugin.content_hash)
+        target = self._targets.get(key)
+        if target is None or target.location != plugin.location or target.trust != plugin.trust:
+            target = Target(plugin.descriptor, plugin.location, plugin.trust, plugin.content_hash)
+            self._targets[key] = target
         return runtime, target, operation
 
-    async def _run(self, call: _Call) -> Result:
+    async def _run(self, call: _Call) -> Outcome:
         """Dispatch under one deadline; progress of a streaming operation is dropped.
 
         Kept apart from :meth:`_run_streaming` on purpose: an async generator on the
@@ -201,6 +218,22 @@ class Executor:
         if runtime is None:
             return _no_runtime(target)
         timeout = self._timeout_s(call)
+        inline = getattr(runtime, "runs_inline", None)
+        if inline is not None and inline(target, operation):
+            # Inline code never yields, so no timer could interrupt it: judge the deadline
+            # when it returns instead of paying for a timer on every call.
+            began = time.perf_counter()
+            try:
+                answer = await runtime.invoke(
+                    target, operation, dict(call.request.params), call.context, self._host(call)
+                )
+            except PlugyardError as exc:
+                return _refuse(exc.code, exc.message)
+            if isinstance(answer, Outcome):
+                if time.perf_counter() - began > timeout:
+                    return _refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
+                return self._check_output(call, operation, answer)
+            return await self._drain(call, operation, answer, timeout)
         outcome: Outcome | None = None
         try:
             async with asyncio.timeout(timeout):
@@ -215,12 +248,27 @@ class Executor:
                             outcome = item
                             break
         except TimeoutError:
-            return failure("timeout", f"no result within {timeout * 1000:.0f} ms")
+            return _refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
         except PlugyardError as exc:
-            return failure(exc.code, exc.message)
+            return _refuse(exc.code, exc.message)
         return self._check_output(call, operation, outcome)
 
-    async def _run_streaming(self, call: _Call) -> AsyncIterator[Progress | Result]:
+    async def _drain(
+        self, call: _Call, operation: Operation, answer: Any, timeout: float
+    ) -> Outcome:
+        """Read a stream to its final outcome under the deadline, dropping progress."""
+        outcome: Outcome | None = None
+        try:
+            async with asyncio.timeout(timeout):
+                async for item in answer:
+                    if isinstance(item, Outcome):
+                        outcome = item
+                        break
+        except TimeoutError:
+            return _refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
+        return self._check_output(call, operation, outcome)
+
+    async def _run_streaming(self, call: _Call) -> AsyncIterator[Progress | Outcome]:
         runtime, target, operation = self._target(call)
         if runtime is None:
             yield _no_runtime(target)
@@ -241,24 +289,25 @@ class Executor:
                             break
                         yield item
         except TimeoutError:
-            yield failure("timeout", f"no result within {timeout * 1000:.0f} ms")
+            yield _refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
             return
         except PlugyardError as exc:
-            yield failure(exc.code, exc.message)
+            yield _refuse(exc.code, exc.message)
             return
         yield self._check_output(call, operation, outcome)
 
-    def _check_output(self, call: _Call, operation: Operation, outcome: Outcome | None) -> Result:
+    def _check_output(self, call: _Call, operation: Operation, outcome: Outcome | None) -> Outcome:
+        """Normalise, validate and size-check what the plugin produced."""
         assert call.plugin is not None
         if outcome is None:
-            return failure("invalid_output", "the operation ended without a result")
+            return _refuse("invalid_output", "the operation ended without a result")
         if not isinstance(outcome, Outcome):
-            return failure("invalid_output", f"runtime answered {type(outcome).__name__}")
+            return _refuse("invalid_output", f"runtime answered {type(outcome).__name__}")
         data = outcome.data
         try:
             encoded = _encode(data)
         except (TypeError, ValueError, OverflowError) as exc:
-            return failure("invalid_output", f"output is not JSON: {exc}")
+            return _refuse("invalid_output", f"output is not JSON: {exc}")
         if not isinstance(data, str | int | float | bool | type(None)):
             # Normalise to what a client will see (tuples, sets, dataclasses → JSON), so
             # the output schema judges exactly that.
@@ -269,70 +318,62 @@ class Executor:
                     (call.plugin.content_hash, operation.id, "out"), operation.output_schema, data
                 )
             except SchemaError as exc:
-                return failure("output_validation_error", f"output schema is invalid: {exc}")
+                return _refuse("output_validation_error", f"output schema is invalid: {exc}")
             if faults:
-                return failure(
+                return _refuse(
                     "output_validation_error",
                     f"{faults[0].pointer or '/'}: {faults[0].message}",
                     errors=[f.to_dict() for f in faults],
                 )
-        payload_ref = None
         if len(encoded) > self._limits.max_output_bytes:
-            payload_ref = self._payloads.put(encoded)
+            call.payload_ref = self._payloads.put(encoded)
             preview = encoded[: self._limits.preview_bytes].decode("utf-8", "replace")
             data = {
                 "x-plugyard-truncated": True,
                 "bytes": len(encoded),
-                "ref": payload_ref,
+                "ref": call.payload_ref,
                 "preview": preview,
             }
-        return Result(
-            status=outcome.status,
-            data=data,
-            error=outcome.error,
-            cost=outcome.cost,
-            diagnostics=outcome.diagnostics if call.context.debug else (),
-            skips=outcome.skips,
-            citations=outcome.citations,
-            next_cursor=outcome.next_cursor,
-            payload_ref=payload_ref,
-        )
+        call.data = data
+        return outcome
 
-    def _finish(self, call: _Call, result: Result) -> Result:
+    def _finish(self, call: _Call, outcome: Outcome) -> Result:
+        """Audit the call and build its one result envelope."""
         duration_ms = (time.perf_counter() - call.started) * 1000.0
         plugin_id = call.plugin.id if call.plugin else call.request.plugin_id
         operation = call.operation.id if call.operation else call.request.operation
         decision = call.decision
+        error = outcome.error
         self.audit.emit(
             AuditEvent(
-                request_id=call.context.request_id,
-                subject=call.context.subject,
-                plugin_id=plugin_id,
-                operation=operation,
-                params_hash=params_hash(call.request.params),
-                decision=decision.outcome if decision else "none",
-                status=result.status,
-                error_code=result.error.code if result.error else None,
-                started_at=call.wall,
-                duration_ms=duration_ms,
-                policy_version=decision.policy_version if decision else None,
+                call.context.request_id,
+                call.context.subject,
+                plugin_id,
+                operation,
+                params_hash(call.request.params),
+                decision.outcome if decision else "none",
+                outcome.status,
+                error.code if error else None,
+                call.wall,
+                duration_ms,
+                decision.policy_version if decision else None,
             )
         )
-        cost = dict(result.cost)
+        cost = dict(outcome.cost) if outcome.cost else {}
         cost["duration_ms"] = round(duration_ms, 3)
         return Result(
-            status=result.status,
-            data=result.data,
-            error=result.error,
+            status=outcome.status,
+            data=call.data,
+            error=error,
             cost=cost,
-            diagnostics=result.diagnostics,
-            skips=result.skips,
-            citations=result.citations,
-            next_cursor=result.next_cursor,
+            diagnostics=outcome.diagnostics if call.context.debug else (),
+            skips=outcome.skips,
+            citations=outcome.citations,
+            next_cursor=outcome.next_cursor,
             plugin_id=plugin_id,
             operation=operation,
             request_id=call.context.request_id,
-            payload_ref=result.payload_ref,
+            payload_ref=call.payload_ref,
         )
 
     # ----------------------------------------------------------------- helpers
@@ -357,9 +398,15 @@ class Executor:
         return host
 
 
-def _no_runtime(target: Target) -> Result:
+def _refuse(code: str, message: str, **details: Any) -> Outcome:
+    """A refusal by the call path itself (not by the plugin)."""
+    status = "timeout" if code == "timeout" else "error"
+    return Outcome(status=status, error=ErrorInfo(code, message, details))
+
+
+def _no_runtime(target: Target) -> Outcome:
     kind = target.descriptor.runtime.kind
-    return failure("plugin_unavailable", f"no {kind!r} runtime on this host")
+    return _refuse("plugin_unavailable", f"no {kind!r} runtime on this host")
 
 
 def _operation(plugin: RegisteredPlugin, name: str | None) -> Operation | None:

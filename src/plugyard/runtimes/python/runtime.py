@@ -95,6 +95,16 @@ class InProcessRuntime:
             return failure("invalid_parameters", str(exc))
         return await run(handler, args, kwargs, context.debug)
 
+    def runs_inline(self, target: Target, operation: Operation) -> bool:
+        """Whether ``invoke`` completes without ever yielding to the event loop: known-short
+        sync code marked inline. A timer could not interrupt such a call anyway, so the
+        executor checks its deadline after it instead of arming one."""
+        found = self._bindings.get(_key(target))
+        if found is None or isinstance(found, str):
+            return False
+        handler = found.handlers.get(operation.id)
+        return handler is not None and handler.mode == "inline"
+
     # ---------------------------------------------------------------------------- loading
 
     def _binding(self, target: Target) -> Binding | str:

@@ -1,0 +1,152 @@
+"""``plugyard plugins list|show`` and ``plugyard call``: the registry and the call path
+from the command line, on the embedded store unless ``--db`` or the environment says
+otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import click
+
+from plugyard.manifest.model import FAMILIES
+from plugyard.manifest.palette import palette
+from plugyard.registry.model import RegisteredPlugin
+from plugyard.yard import Settings, Yard
+
+
+def open_yard(ctx: click.Context) -> Yard:
+    db = (ctx.find_root().obj or {}).get("db")
+    return Yard.from_settings(Settings.from_env(database=db))
+
+
+def _summary(plugin: RegisteredPlugin) -> dict[str, Any]:
+    d = plugin.descriptor
+    return {
+        "id": d.id,
+        "name": d.name,
+        "family": d.family,
+        "version": d.version,
+        "description": d.description,
+        "runtime": d.runtime.kind,
+        "source": plugin.source,
+        "dialect": plugin.dialect,
+        "available": plugin.available,
+        "unavailable_reason": plugin.unavailable_reason,
+        "placement": {
+            "capabilities": list(d.placement.capabilities),
+            "role": d.placement.role,
+            "only_inside_group": d.placement.only_inside_group,
+        },
+        "operations": [op.id for op in d.operations],
+    }
+
+
+@click.group("plugins")
+def plugins_group() -> None:
+    """List and show registered plugins."""
+
+
+@plugins_group.command("list")
+@click.option("--capability", "capabilities", multiple=True, help="Only these capability sections.")
+@click.option("--family", type=click.Choice(FAMILIES), help="Only plugins of this family.")
+@click.option("--json", "as_json", is_flag=True, help="Print the palette as JSON.")
+@click.pass_context
+def list_command(
+    ctx: click.Context, capabilities: tuple[str, ...], family: str | None, as_json: bool
+) -> None:
+    """Plugins grouped as the OLO palette does: by capability (ALL under every section),
+    an Undefined section, and control components by role."""
+    with open_yard(ctx) as yard:
+        entries = {p.id: p for p in yard.registry.list(family)}  # type: ignore[arg-type]
+        view = palette([p.descriptor for p in entries.values()], capabilities or None)
+        sections = [
+            {"capability": name, "plugins": [_summary(entries[p.id]) for p in members]}
+            for name, members in view.sections
+        ]
+        control = [
+            {"role": role, "plugins": [_summary(entries[p.id]) for p in members]}
+            for role, members in view.control
+        ]
+        if as_json:
+            click.echo(json.dumps({"sections": sections, "control": control}, indent=2))
+            return
+        for title, groups in (("capability", sections), ("role", control)):
+            for group in groups:
+                if not group["plugins"]:
+                    continue
+                click.echo(f"{group[title]}")
+                for item in group["plugins"]:
+                    mark = " " if item["available"] else "!"
+                    click.echo(
+                        f"  {mark} {item['id']:<24} {item['family']:<5} {item['runtime']:<7}"
+                        f" {','.join(item['operations']):<36} {item['name']}"
+                    )
+        failures = yard.report.failures
+        for failure in failures:
+            click.echo(f"skipped {failure.source}: {failure.code}: {failure.message}", err=True)
+
+
+@plugins_group.command("show")
+@click.argument("plugin_id")
+@click.pass_context
+def show_command(ctx: click.Context, plugin_id: str) -> None:
+    """The whole canonical descriptor of one plugin, as JSON."""
+    with open_yard(ctx) as yard:
+        plugin = yard.registry.find(plugin_id)
+        if plugin is None:
+            click.echo(json.dumps({"error": {"code": "plugin_not_found", "id": plugin_id}}))
+            sys.exit(1)
+        out = _summary(plugin) | {"descriptor": plugin.descriptor.to_data()}
+        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+
+
+def _value(text: str) -> Any:
+    """``--param k=v``: JSON when it parses (numbers, true, lists …), text otherwise."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+@click.command("call")
+@click.argument("plugin_id")
+@click.argument("operation", required=False)
+@click.option("--param", "-p", "pairs", multiple=True, metavar="KEY=VALUE", help="A parameter.")
+@click.option("--json", "body", metavar="'{...}'", help="All parameters as one JSON object.")
+@click.option("--timeout-ms", type=int, help="Deadline for this call.")
+@click.option("--debug", is_flag=True, help="Keep the plugin's diagnostics.")
+@click.pass_context
+def call_command(
+    ctx: click.Context,
+    plugin_id: str,
+    operation: str | None,
+    pairs: tuple[str, ...],
+    body: str | None,
+    timeout_ms: int | None,
+    debug: bool,
+) -> None:
+    """Call an operation and print its result envelope as JSON (exit 1 unless it succeeded)."""
+    params: dict[str, Any] = {}
+    if body:
+        try:
+            loaded = json.loads(body)
+        except ValueError as exc:
+            raise click.BadParameter(f"not JSON: {exc}", param_hint="--json") from None
+        if not isinstance(loaded, dict):
+            raise click.BadParameter("must be a JSON object", param_hint="--json")
+        params.update(loaded)
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--param")
+        params[key] = _value(text)
+    with open_yard(ctx) as yard:
+        result = asyncio.run(
+            yard.call(plugin_id, operation, params, timeout_ms=timeout_ms, debug=debug)
+        )
+    click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    if not result.ok:
+        sys.exit(1)
