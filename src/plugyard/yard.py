@@ -27,6 +27,7 @@ from plugyard.runtimes.base import CallContext, Runtime, Target
 from plugyard.runtimes.python.runtime import InProcessRuntime
 from plugyard.store.store import Store
 
+
 @dataclass(frozen=True)
 class Settings:
     """Everything a yard is built from; :meth:`from_env` reads ``PLUGYARD_*``."""
