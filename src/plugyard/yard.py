@@ -86,9 +86,9 @@ def check(plugin: RegisteredPlugin, runtimes: Mapping[str, Runtime]) -> Register
             plugin, available=False, unavailable_reason=f"no {runtime_spec.kind!r} runtime here"
         )
     target = Target(plugin.descriptor, plugin.location, plugin.trust, plugin.content_hash)
-    reason = runtime.check(target)
-    if reason is not None:
-        return replace(plugin, available=False, unavailable_reason=reason)
+    problem = runtime.check(target)
+    if problem is not None:
+        return replace(plugin, available=False, unavailable_reason=problem)
     describe = getattr(runtime, "describe", None)
     refined = describe(target) if describe is not None else None
     if refined is None or refined == plugin.descriptor:

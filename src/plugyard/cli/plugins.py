@@ -60,13 +60,13 @@ def list_command(
     """Plugins grouped as the OLO palette does: by capability (ALL under every section),
     an Undefined section, and control components by role."""
     with open_yard(ctx) as yard:
-        entries = {p.id: p for p in yard.registry.list(family)}  # type: ignore[arg-type]
+        entries = {p.id: p for p in yard.registry.list(family)}
         view = palette([p.descriptor for p in entries.values()], capabilities or None)
-        sections = [
+        sections: list[dict[str, Any]] = [
             {"capability": name, "plugins": [_summary(entries[p.id]) for p in members]}
             for name, members in view.sections
         ]
-        control = [
+        control: list[dict[str, Any]] = [
             {"role": role, "plugins": [_summary(entries[p.id]) for p in members]}
             for role, members in view.control
         ]
