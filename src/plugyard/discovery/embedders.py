@@ -1,0 +1,97 @@
+"""The embedder contract and the dependency-free hashing embedder.
+
+Vectors stored for a catalog are only comparable with query vectors from the
+same model, so every embedder names itself (`identity`); a store keeps that
+name beside the vectors and re-embeds when it changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+Vectors = NDArray[np.float32]
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 rows of width `dim`."""
+
+    @property
+    def identity(self) -> str:
+        """Model, version and width, e.g. ``minilm-l6-v2:st-mean:384``."""
+        ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+def l2_normalise(vectors: NDArray[np.floating]) -> Vectors:
+    """Row-normalise; all-zero rows stay zero instead of becoming NaN."""
+    out = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    # Same floor as torch.nn.functional.normalize, so parity with
+    # sentence-transformers holds even for degenerate rows.
+    return np.ascontiguousarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+class HashingEmbedder:
+    """Signed feature hashing of words and character trigrams.
+
+    Deterministic across processes (blake2b, not Python's salted `hash`) and
+    needs only numpy, so tests get stable vectors without a model. Lexical
+    overlap is all it captures; it is not a semantic model.
+    """
+
+    def __init__(self, dim: int = 256, char_ngrams: int = 3) -> None:
+        if dim <= 0:
+            raise ValueError("dim must be positive")
+        self._dim = dim
+        self._n = char_ngrams
+        self._cache: dict[str, tuple[int, float]] = {}
+
+    @property
+    def identity(self) -> str:
+        return f"hashing-v1:w+c{self._n}:{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _slot(self, feature: str) -> tuple[int, float]:
+        hit = self._cache.get(feature)
+        if hit is None:
+            digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+            value = int.from_bytes(digest, "little")
+            hit = (value % self._dim, 1.0 if value >> 63 else -1.0)
+            if len(self._cache) < 200_000:
+                self._cache[feature] = hit
+        return hit
+
+    def _features(self, text: str) -> list[str]:
+        words = _WORD.findall(text.lower())
+        feats = [f"w:{w}" for w in words]
+        if self._n > 0:
+            for w in words:
+                padded = f"#{w}#"
+                feats.extend(
+                    f"c:{padded[i : i + self._n]}" for i in range(max(1, len(padded) - self._n + 1))
+                )
+        return feats
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature in self._features(text):
+                slot, sign = self._slot(feature)
+                out[row, slot] += sign
+        return l2_normalise(out)

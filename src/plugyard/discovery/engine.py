@@ -1,0 +1,245 @@
+"""Hybrid retrieval over plain documents: the engine the registry wires in.
+
+Per document, each present field (name, description, details) is embedded
+and the vectors are averaged; the inner product with that mean equals the
+mean of the per-field similarities, so the multi-vector scoring that won on
+DEV costs one row per document. Dense and BM25 scores are z-scored over the
+whole catalog and combined convexly (see fusion.py). Above `ann_threshold`
+documents the dense candidates come from HNSW instead of a full product, with
+the catalog statistics still exact (vectors.VectorRows.score_stats).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from plugyard.discovery import fusion
+from plugyard.discovery.documents import FIELDS, Document
+from plugyard.discovery.embedders import Embedder, Vectors
+from plugyard.discovery.fusion import Scores
+from plugyard.discovery.lexical import FieldedBM25
+from plugyard.discovery.vectors import HnswIndex, VectorRows, top_k
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One result: fused score and the evidence behind it."""
+
+    doc_id: str
+    score: float
+    dense: float  # standard deviations above the catalog mean, dense channel
+    lexical: float  # same, BM25 channel
+    terms: tuple[str, ...]  # stemmed query terms found in the document
+
+    @property
+    def why(self) -> str:
+        words = ", ".join(self.terms) if self.terms else "none"
+        return f"semantic {self.dense:+.1f}σ, keywords {self.lexical:+.1f}σ (matched: {words})"
+
+
+class HybridIndex:
+    """Mutable hybrid index keyed by `doc_id`; not thread-safe."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        lexical_weight: float = fusion.LEXICAL_WEIGHT,
+        ann_threshold: int = 20_000,
+        candidates: int = 100,
+    ) -> None:
+        self.embedder = embedder
+        self.lexical_weight = lexical_weight
+        self.ann_threshold = ann_threshold
+        self.candidates = candidates
+        self._vectors = VectorRows(embedder.dim)
+        self._lexical = FieldedBM25()
+        self._ids: list[str] = []
+        self._rows: dict[str, int] = {}
+        self._hashes: dict[str, str] = {}
+        self._ann: HnswIndex | None = None
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._rows
+
+    @property
+    def identity(self) -> str:
+        return self.embedder.identity
+
+    def hashes(self) -> dict[str, str]:
+        """doc_id -> content hash, for syncing with a registry."""
+        return dict(self._hashes)
+
+    def vector(self, doc_id: str) -> Vectors:
+        """The stored document vector, for persisting next to its hash."""
+        return np.array(self._vectors.matrix[self._rows[doc_id]], dtype=np.float32)
+
+    def embed_document(self, doc: Document) -> Vectors:
+        return np.asarray(self._embed_many([doc])[0], dtype=np.float32)
+
+    def _embed_many(self, docs: list[Document]) -> Vectors:
+        texts: list[str] = []
+        owners: list[int] = []
+        for i, doc in enumerate(docs):
+            for text in doc.fields().values():
+                if text:
+                    texts.append(text)
+                    owners.append(i)
+        out = np.zeros((len(docs), self.embedder.dim), dtype=np.float32)
+        if not texts:
+            return out
+        field_vectors = self.embedder.embed(texts)
+        counts = np.bincount(owners, minlength=len(docs)).astype(np.float32)
+        np.add.at(out, np.asarray(owners), field_vectors)
+        return (out / np.maximum(counts, 1.0)[:, None]).astype(np.float32)
+
+    def upsert(
+        self,
+        docs: Iterable[Document],
+        precomputed: Mapping[str, tuple[str, Vectors]] | None = None,
+    ) -> int:
+        """Add or replace documents; returns how many needed embedding.
+
+        Unchanged documents (same content hash) are skipped. `precomputed`
+        maps doc_id -> (content hash, vector) as stored earlier by the same
+        embedder; a vector is reused only if its hash still matches.
+        """
+        changed = [d for d in docs if self._hashes.get(d.doc_id) != d.content_hash()]
+        reuse: dict[str, Vectors] = {}
+        todo: list[Document] = []
+        for doc in changed:
+            known = precomputed.get(doc.doc_id) if precomputed else None
+            if known is not None and known[0] == doc.content_hash():
+                reuse[doc.doc_id] = np.asarray(known[1], dtype=np.float32)
+            else:
+                todo.append(doc)
+        fresh = self._embed_many(todo) if todo else np.zeros((0, self.embedder.dim), np.float32)
+        made = {doc.doc_id: fresh[i] for i, doc in enumerate(todo)}
+        for doc in changed:
+            vector = reuse.get(doc.doc_id)
+            self._put(doc, made[doc.doc_id] if vector is None else vector)
+        self._sync_ann()
+        return len(todo)
+
+    def _put(self, doc: Document, vector: Vectors) -> None:
+        row = self._rows.get(doc.doc_id)
+        if row is None:
+            row = len(self._ids)
+            self._ids.append(doc.doc_id)
+            self._rows[doc.doc_id] = row
+        self._vectors.set_row(row, vector)
+        self._lexical.set_row(row, doc)
+        self._hashes[doc.doc_id] = doc.content_hash()
+        if self._ann is not None:
+            self._ann.upsert([row], vector[None, :])
+
+    def delete(self, doc_ids: Iterable[str]) -> int:
+        removed = 0
+        for doc_id in doc_ids:
+            row = self._rows.pop(doc_id, None)
+            if row is None:
+                continue
+            last = len(self._ids) - 1
+            moved = self._ids[last]
+            self._vectors.swap_delete(row)
+            self._lexical.swap_delete(row)
+            if self._ann is not None:
+                if row != last:
+                    self._ann.upsert([row], self._vectors.matrix[row][None, :])
+                self._ann.delete(last)
+            self._ids[row] = moved
+            self._ids.pop()
+            if moved != doc_id:
+                self._rows[moved] = row
+            del self._hashes[doc_id]
+            removed += 1
+        return removed
+
+    def _sync_ann(self) -> None:
+        if self._ann is None and len(self) > self.ann_threshold:
+            self._ann = HnswIndex(self.embedder.dim)
+            self._ann.upsert(list(range(len(self))), self._vectors.matrix)
+
+    def _channels(
+        self, query: str, qv: Vectors, rows: NDArray[np.int64] | None
+    ) -> tuple[Scores, Scores]:
+        """z-scored dense and lexical scores, over `rows` or every row."""
+        lexical = self._lexical.scores(query)
+        lex_z = fusion.zscore(lexical, float(lexical.mean()), float(lexical.std()))
+        mean, std = self._vectors.score_stats(qv)
+        if rows is None:
+            return fusion.zscore(self._vectors.scores(qv), mean, std), lex_z
+        dense = self._vectors.matrix[rows] @ qv
+        return fusion.zscore(dense, mean, std), lex_z[rows]
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        allowed: Callable[[str], bool] | None = None,
+        decompose: bool = False,
+    ) -> list[Match]:
+        """Best `k` documents for `query`, restricted to `allowed` ids.
+
+        `decompose` also scores each sub-request of a multi-intent query
+        ("X and also Y"); it costs one query embedding per part.
+        """
+        if not self._ids or k <= 0:
+            return []
+        queries = [query] + (fusion.decompose(query) if decompose else [])
+        qvs = self.embedder.embed(queries)
+        rows: NDArray[np.int64] | None = None
+        if self._ann is not None:
+            pool = [self._ann.search(qv, self.candidates) for qv in qvs]
+            pool += [top_k(self._lexical.scores(q), self.candidates) for q in queries]
+            rows = np.unique(np.concatenate(pool))
+        channels = [self._channels(q, qv, rows) for q, qv in zip(queries, qvs, strict=True)]
+        fused = [fusion.convex(d, lx, self.lexical_weight) for d, lx in channels]
+        final = fusion.combine_parts(fused[0], fused[1:])
+        dense_z, lex_z = channels[0]
+        picked = self._pick(final, rows, k, allowed)
+        out = []
+        for i in picked:
+            row = int(rows[i]) if rows is not None else i
+            out.append(
+                Match(
+                    doc_id=self._ids[row],
+                    score=float(final[i]),
+                    dense=float(dense_z[i]),
+                    lexical=float(lex_z[i]),
+                    terms=tuple(self._lexical.matched_terms(row, query)),
+                )
+            )
+        return out
+
+    def _pick(
+        self,
+        final: Scores,
+        rows: NDArray[np.int64] | None,
+        k: int,
+        allowed: Callable[[str], bool] | None,
+    ) -> list[int]:
+        """Positions in `final` of the best k allowed documents."""
+        want = k if allowed is None else min(len(final), 8 * k)
+        while True:
+            order = top_k(final, want)
+            picked = [
+                int(i)
+                for i in order
+                if allowed is None
+                or allowed(self._ids[int(rows[i]) if rows is not None else int(i)])
+            ][:k]
+            if len(picked) == k or want >= len(final):
+                return picked
+            want = min(len(final), want * 4)
+
+
+__all__ = ["FIELDS", "HybridIndex", "Match"]

