@@ -347,3 +347,34 @@ def test_family_statuses_pass_through(table: Table, runtime: FunctionRuntime) ->
     result = call(executor, "kb", "retrieve")
     assert result.status == "insufficient"
     assert result.ok
+
+
+def test_inline_code_past_its_deadline_answers_timeout() -> None:
+    import time
+
+    from plugyard.registry.model import RegisteredPlugin
+    from plugyard.runtimes.python import InProcessRuntime, definition_of, tool
+
+    @tool(id="busy", inline=True)
+    def spin(ms: int) -> int:
+        """Keep the CPU busy.
+
+        Args:
+            ms: How long.
+        """
+        end = time.perf_counter() + ms / 1000
+        while time.perf_counter() < end:
+            pass
+        return ms
+
+    definition = definition_of(spin)
+    assert definition is not None
+    registered = RegisteredPlugin.of(definition.descriptor, "code")
+    runtime = InProcessRuntime()
+    runtime.provide(spin)
+    table = Table()
+    table.plugins[registered.id] = registered
+    executor = Executor(table, {"python": runtime})
+    assert call(executor, "busy", params={"ms": 1}, timeout_ms=1000).ok
+    late = call(executor, "busy", params={"ms": 30}, timeout_ms=5)
+    assert late.status == "timeout"

@@ -15,7 +15,7 @@ import asyncio
 import itertools
 import secrets
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -30,7 +30,15 @@ from plugyard.execution.validation import SchemaError, Validators
 from plugyard.manifest.model import Operation
 from plugyard.policy.base import ALLOW_ALL, AllowAll, Decision, Policy, Subject
 from plugyard.registry.model import RegisteredPlugin
-from plugyard.runtimes.base import CallContext, ErrorInfo, Outcome, Progress, Runtime, Target
+from plugyard.runtimes.base import (
+    Answer,
+    CallContext,
+    ErrorInfo,
+    Outcome,
+    Progress,
+    Runtime,
+    Target,
+)
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
@@ -218,55 +226,38 @@ class Executor:
         if runtime is None:
             return _no_runtime(target)
         timeout = self._timeout_s(call)
+        deadline = asyncio.get_running_loop().time() + timeout
         inline = getattr(runtime, "runs_inline", None)
-        if inline is not None and inline(target, operation):
-            # Inline code never yields, so no timer could interrupt it: judge the deadline
-            # when it returns instead of paying for a timer on every call.
-            began = time.perf_counter()
-            try:
-                answer = await runtime.invoke(
-                    target, operation, dict(call.request.params), call.context, self._host(call)
-                )
-            except PlugyardError as exc:
-                return _refuse(exc.code, exc.message)
+        # Inline code never yields, so no timer could interrupt it: judge its deadline
+        # when it returns instead of arming a timer on every call.
+        timed = not (inline is not None and inline(target, operation))
+        try:
+            if timed:
+                async with asyncio.timeout_at(deadline):
+                    answer = await self._invoke(runtime, target, operation, call)
+            else:
+                answer = await self._invoke(runtime, target, operation, call)
+                if asyncio.get_running_loop().time() > deadline:
+                    raise TimeoutError
             if isinstance(answer, Outcome):
-                if time.perf_counter() - began > timeout:
-                    return _refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
                 return self._check_output(call, operation, answer)
-            return await self._drain(call, operation, answer, timeout)
-        outcome: Outcome | None = None
-        try:
-            async with asyncio.timeout(timeout):
-                answer = await runtime.invoke(
-                    target, operation, dict(call.request.params), call.context, self._host(call)
-                )
-                if isinstance(answer, Outcome):
-                    outcome = answer
-                else:
-                    async for item in answer:
-                        if isinstance(item, Outcome):
-                            outcome = item
-                            break
-        except TimeoutError:
-            return _refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
-        except PlugyardError as exc:
-            return _refuse(exc.code, exc.message)
-        return self._check_output(call, operation, outcome)
-
-    async def _drain(
-        self, call: _Call, operation: Operation, answer: Any, timeout: float
-    ) -> Outcome:
-        """Read a stream to its final outcome under the deadline, dropping progress."""
-        outcome: Outcome | None = None
-        try:
-            async with asyncio.timeout(timeout):
+            outcome: Outcome | None = None
+            async with asyncio.timeout_at(deadline):
                 async for item in answer:
                     if isinstance(item, Outcome):
                         outcome = item
                         break
         except TimeoutError:
             return _refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
+        except PlugyardError as exc:
+            return _refuse(exc.code, exc.message)
         return self._check_output(call, operation, outcome)
+
+    def _invoke(
+        self, runtime: Runtime, target: Target, operation: Operation, call: _Call
+    ) -> Awaitable[Answer]:
+        params = dict(call.request.params)  # the plugin may not change the caller's mapping
+        return runtime.invoke(target, operation, params, call.context, self._host(call))
 
     async def _run_streaming(self, call: _Call) -> AsyncIterator[Progress | Outcome]:
         runtime, target, operation = self._target(call)
@@ -277,9 +268,7 @@ class Executor:
         outcome: Outcome | None = None
         try:
             async with asyncio.timeout(timeout):
-                answer = await runtime.invoke(
-                    target, operation, dict(call.request.params), call.context, self._host(call)
-                )
+                answer = await self._invoke(runtime, target, operation, call)
                 if isinstance(answer, Outcome):
                     outcome = answer
                 else:
