@@ -375,6 +375,6 @@ def test_inline_code_past_its_deadline_answers_timeout() -> None:
     table = Table()
     table.plugins[registered.id] = registered
     executor = Executor(table, {"python": runtime})
-    assert call(executor, "busy", params={"ms": 1}, timeout_ms=1000).ok
-    late = call(executor, "busy", params={"ms": 30}, timeout_ms=5)
+    assert call(executor, "busy", "spin", params={"ms": 1}, timeout_ms=1000).ok
+    late = call(executor, "busy", "spin", params={"ms": 30}, timeout_ms=5)
     assert late.status == "timeout"
