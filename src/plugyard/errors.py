@@ -48,6 +48,10 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "version_conflict": ErrorSpec(409, "The registration would replace a newer version."),
     "plugin_load_error": ErrorSpec(422, "The plugin's code or manifest could not be loaded."),
     "store_error": ErrorSpec(503, "The database could not be read or written."),
+    # Discovery (docs/discovery.md).
+    "invalid_query": ErrorSpec(
+        400, "The search query is empty or not text, or k or a filter is out of range."
+    ),
     # The call path. A plugin failing is data in the result envelope; these codes say how.
     "invalid_request": ErrorSpec(400, "The call itself is malformed."),
     "invalid_parameters": ErrorSpec(422, "The parameters do not match the operation's schema."),
@@ -63,7 +67,46 @@ ERROR_CODES: dict[str, ErrorSpec] = {
         403, "The plugin used a host capability its manifest does not declare."
     ),
     "capability_unavailable": ErrorSpec(501, "This host does not offer that host capability."),
+    # Governance (docs/governance.md).
+    "policy_invalid": ErrorSpec(
+        422, "The policy document is malformed or unknown; nothing is allowed."
+    ),
+    "invalid_receipt": ErrorSpec(403, "The approval receipt is unknown or not for this request."),
+    "receipt_expired": ErrorSpec(410, "The approval receipt expired before it was used."),
+    "receipt_used": ErrorSpec(409, "The approval receipt was already used."),
+    "approval_pending": ErrorSpec(409, "The approval has not been decided yet."),
+    "approval_rejected": ErrorSpec(403, "The approver rejected the request."),
+    "approval_not_found": ErrorSpec(404, "No pending approval has that id."),
+    "approval_decided": ErrorSpec(409, "The approval was already approved or rejected."),
+    "idempotency_conflict": ErrorSpec(
+        409, "The idempotency key was used before with other parameters."
+    ),
+    "idempotency_unknown": ErrorSpec(
+        409, "An earlier call with this key did not finish; its outcome is unknown."
+    ),
+    "missing_secrets": ErrorSpec(424, "A secret the operation requires is not configured."),
+    "secret_not_found": ErrorSpec(404, "No secret of that name is visible to the caller."),
+    "secrets_key_error": ErrorSpec(500, "The secrets master key is missing or does not match."),
+    "audit_key_error": ErrorSpec(500, "The audit key is missing or unreadable."),
+    "invalid_feed_op": ErrorSpec(400, "The operation may not run in a feed."),
+    "invalid_schedule": ErrorSpec(400, "The feed schedule is not a valid interval or cron."),
+    "feed_not_found": ErrorSpec(404, "No feed has that id."),
+    "egress_denied": ErrorSpec(403, "The URL is outside the plugin's egress allowlist."),
+    "rate_limited": ErrorSpec(429, "The plugin's rate limit bucket is empty."),
     "internal_error": ErrorSpec(500, "An unexpected failure inside plugyard."),
+    # The service and outbound HTTP (docs/server.md).
+    "outbound_blocked": ErrorSpec(
+        403, "The URL reaches an address outbound connections may not (loopback, private …)."
+    ),
+    "unauthenticated": ErrorSpec(401, "No valid API key was presented."),
+    "request_too_large": ErrorSpec(413, "The request body exceeds the server's cap."),
+    "unsupported_media_type": ErrorSpec(415, "The request body is not of a type the route reads."),
+    "route_not_found": ErrorSpec(404, "No route has that path."),
+    "method_not_allowed": ErrorSpec(405, "The route does not take that HTTP method."),
+    # Pipelines (docs/pipelines.md lists the fault codes inside pipeline_invalid).
+    "pipeline_invalid": ErrorSpec(422, "The pipeline document has faults; each is listed."),
+    "pipeline_not_found": ErrorSpec(404, "No pipeline has that name."),
+    "pipeline_run_not_found": ErrorSpec(404, "No pipeline run has that id."),
 }
 
 
@@ -160,3 +203,26 @@ class CallError(PlugyardError):
     a result with ``status: error``."""
 
     default_code = "invalid_request"
+
+
+class GovernanceError(PlugyardError):
+    """A governance request refused: a malformed policy (``policy_invalid``), a bad
+    receipt, an unknown approval or feed, a secret that cannot be read, a feed op that may
+    not run unattended (``invalid_feed_op``)."""
+
+    default_code = "policy_invalid"
+
+
+class PipelineError(PlugyardError):
+    """A pipeline refused before it ran (``pipeline_invalid``, with every fault in
+    ``problems``), or one that is not there (``pipeline_not_found``,
+    ``pipeline_run_not_found``). A pipeline that fails while running is not an error: its
+    run has ``status: error`` and keeps its trace."""
+
+    default_code = "pipeline_invalid"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, problems: tuple[Problem, ...] = ()
+    ) -> None:
+        super().__init__(message, code=code)
+        self.problems = problems

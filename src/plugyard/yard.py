@@ -9,22 +9,40 @@ runtime check and refine what it will run, and wires the executor — the one ca
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from plugyard.builtins import BUILTINS_DIR
+from plugyard.discovery.choose import embedder_from_spec
+from plugyard.discovery.query import Filters, Match
+from plugyard.discovery.service import DiscoveryService
+from plugyard.discovery.vector_store import SqlVectorRepository
+from plugyard.errors import PlugyardError, RegistryError
+from plugyard.execution.admin import Administration
 from plugyard.execution.executor import CallRequest, Executor, Limits, new_request_id
+from plugyard.execution.governance import Governance
 from plugyard.execution.result import Result
+from plugyard.feeds.scheduler import FeedScheduler
+from plugyard.pipelines.service import PipelineService
+from plugyard.pipelines.store_sql import SqlPipelineStore
+from plugyard.policy.book import PolicyBook, facts_from
 from plugyard.registry.catalog import CatalogSource
 from plugyard.registry.entrypoints import EntryPointSource
-from plugyard.registry.model import RegisteredPlugin
+from plugyard.registry.intake import read_plugins
+from plugyard.registry.model import RegisteredPlugin, RegistryEvent
 from plugyard.registry.registry import Registry
 from plugyard.registry.sources import FolderSource, PluginSource, SourceResult
 from plugyard.registry.sync import SyncReport, sync_on_start
 from plugyard.runtimes.base import CallContext, Runtime, Target
+from plugyard.runtimes.http import HealthChecker, HttpPluginRuntime, check_registration
+from plugyard.runtimes.outbound import OutboundClient, OutboundGuard
 from plugyard.runtimes.python.runtime import InProcessRuntime
+from plugyard.store.keys import SqlKeyRepository
+from plugyard.store.policies import SqlPolicyRepository
+from plugyard.store.rawdb import raw_db
 from plugyard.store.store import Store
 
 
@@ -39,6 +57,20 @@ class Settings:
     catalog: Path | None = None
     entrypoints: tuple[str, ...] = ()  # allowlisted distributions or "dist:entry" names
     default_timeout_ms: int = 30_000
+    # External HTTP plugins (docs/server.md): what the outbound guard lets through despite
+    # its rules ("127.0.0.1:8765", "10.0.0.0/8"), and the health checks' hysteresis.
+    outbound_allow: tuple[str, ...] = ()
+    health_interval_s: float = 10.0
+    health_threshold: int = 3
+    # Discovery's embedder (docs/discovery.md): minilm | hashing | openai:<url>:<model> |
+    # ollama:<model>; None → PLUGYARD_EMBEDDER, else minilm.
+    embedder: str | None = None
+    embedder_api_key: str | None = None  # for openai:…; else OPENAI_API_KEY
+    ollama_url: str | None = None  # for ollama:…; else OLLAMA_HOST
+    # Governance (docs/governance.md): a policy file applied at start (else the stored
+    # policy, else none: allow all); governed=False drops the durable audit and the rest.
+    policy_file: Path | None = None
+    governed: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -52,6 +84,15 @@ class Settings:
             plugin_dirs=dirs,
             catalog=Path(catalog) if catalog else None,
             entrypoints=allow,
+            outbound_allow=tuple(
+                a for a in env.get("PLUGYARD_OUTBOUND_ALLOW", "").split(",") if a.strip()
+            ),
+            embedder=env.get("PLUGYARD_EMBEDDER"),
+            embedder_api_key=env.get("PLUGYARD_EMBEDDER_API_KEY") or env.get("OPENAI_API_KEY"),
+            ollama_url=env.get("OLLAMA_HOST"),
+            policy_file=Path(env["PLUGYARD_POLICY_FILE"])
+            if env.get("PLUGYARD_POLICY_FILE")
+            else None,
         )
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -114,19 +155,40 @@ class Yard:
     executor: Executor
     report: SyncReport
     sources: Sequence[PluginSource] = field(default_factory=tuple)
+    _discovery: DiscoveryService | None = field(default=None, repr=False)
+    health: HealthChecker | None = field(default=None, repr=False)
+    policy: PolicyBook | None = field(default=None, repr=False)
+    governance: Governance | None = field(default=None, repr=False)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Yard:
         settings = settings or Settings.from_env()
         store = Store.open(settings.database)
         registry = Registry.over(store)
-        runtimes: dict[str, Runtime] = {"python": InProcessRuntime()}
+        outbound = OutboundClient(OutboundGuard.of(settings.outbound_allow))
+        http = HttpPluginRuntime(outbound)
+        runtimes: dict[str, Runtime] = {"python": InProcessRuntime(), "http": http}
         sources = [_Checked(s, runtimes) for s in _sources(settings)]
         report = sync_on_start(registry, sources)
+        policy = governance = None
+        if settings.governed:
+            policy = PolicyBook(SqlPolicyRepository(store), facts=facts_from(registry.find),
+                                file=settings.policy_file)  # fmt: skip
+            governance = Governance.over(
+                store,
+                http_client=outbound,
+                egress=_egress(policy),
+                approval_ttl_s=lambda: policy.approval_settings().ttl_s,
+            )
         executor = Executor(
-            registry, runtimes, limits=Limits(default_timeout_ms=settings.default_timeout_ms)
-        )
-        return cls(settings, store, registry, runtimes, executor, report, tuple(sources))
+            registry, runtimes, limits=Limits(default_timeout_ms=settings.default_timeout_ms),
+            policy=policy, audit=governance.audit if governance else None, governance=governance,
+        )  # fmt: skip
+        yard = cls(settings, store, registry, runtimes, executor, report, tuple(sources))
+        yard.policy, yard.governance = policy, governance
+        yard.health = HealthChecker(registry, outbound, threshold=settings.health_threshold,
+                                    interval_s=settings.health_interval_s)  # fmt: skip
+        return yard
 
     async def call(
         self,
@@ -143,7 +205,98 @@ class Yard:
         request = CallRequest(plugin_id, operation, dict(params or {}), context, timeout_ms)
         return await self.executor.call(request)
 
+    @property
+    def discovery(self) -> DiscoveryService:
+        """Plugin search. The model loads when this is first read, and the index is
+        built on the first search (or rebuild); from then on it follows the registry."""
+        if self._discovery is None:
+            s = self.settings
+            embedder = embedder_from_spec(
+                s.embedder, api_key=s.embedder_api_key, ollama_url=s.ollama_url
+            )
+            self._discovery = DiscoveryService(
+                self.registry, embedder, SqlVectorRepository(self.store)
+            )
+        return self._discovery
+
+    def search(self, query: str, k: int = 5, filters: Filters | None = None) -> list[Match]:
+        """The ``k`` plugins that best match ``query`` (docs/discovery.md)."""
+        return self.discovery.search(query, k, filters)
+
+    def tools_for(
+        self, query: str, k: int = 5, format: str = "openai", filters: Filters | None = None
+    ) -> list[dict[str, Any]]:
+        """Function-calling definitions of the operations ``search`` finds."""
+        return self.discovery.tools_for(query, k, format, filters)
+
+    @property
+    def outbound(self) -> OutboundClient:
+        """The HTTP client every outbound request goes through (under the guard)."""
+        runtime = self.runtimes["http"]
+        assert isinstance(runtime, HttpPluginRuntime)
+        return runtime.client
+
+    @property
+    def keys(self) -> SqlKeyRepository:
+        """The service's API keys (hashed) and their subjects."""
+        return SqlKeyRepository(self.store)
+
+    async def register_external(self, data: Any) -> tuple[RegistryEvent, ...]:
+        """Register the http plugins of a registration body (HomeClaw, or any dialect):
+        all are checked — runtime, URLs under the outbound guard — before any is stored.
+        Registering an id again replaces it; an id held by a non-external plugin is
+        ``duplicate_plugin``."""
+        read = read_plugins(data)
+        await check_registration([d for d, _ in read], self.outbound.guard)
+        plugins = []
+        for descriptor, dialect in read:
+            held = self.registry.find(descriptor.id)
+            if held is not None and held.source != "external":
+                raise RegistryError(
+                    f"plugin id {descriptor.id!r} belongs to a {held.source} plugin",
+                    code="duplicate_plugin",
+                )
+            plugin = RegisteredPlugin.of(descriptor, "external", trust="untrusted", dialect=dialect)
+            plugins.append(check(plugin, self.runtimes))
+        return self.registry.register_many(plugins, replace=True)
+
+    def unregister_external(self, plugin_id: str) -> RegistryEvent | None:
+        """Remove an external plugin (``plugin_not_found``; others: ``permission_denied``)."""
+        held = self.registry.require(plugin_id)
+        if held.source != "external":
+            raise PlugyardError(
+                f"plugin {plugin_id!r} comes from a {held.source} source, not a registration",
+                code="permission_denied",
+            )
+        return self.registry.unregister(plugin_id)
+
+    @cached_property
+    def pipelines(self) -> PipelineService:
+        """Store, validate and run pipelines; read their traces (docs/pipelines.md)."""
+        return PipelineService(self.registry, self.executor, SqlPipelineStore(self.store))
+
+    @cached_property
+    def admin(self) -> Administration:
+        """Policy, approvals, actions, secrets and the audit log (docs/governance.md)."""
+        if self.governance is None or self.policy is None:
+            raise PlugyardError("this yard is not governed (Settings.governed)",
+                                code="capability_unavailable")  # fmt: skip
+        return Administration(self.governance, self.policy, self.executor, self.registry.list)
+
+    @cached_property
+    def feeds(self) -> FeedScheduler:
+        """Scheduled operations, run as their owner (docs/governance.md#feeds)."""
+        if self.governance is None:
+            raise PlugyardError("this yard is not governed (Settings.governed)",
+                                code="capability_unavailable")  # fmt: skip
+        return FeedScheduler(
+            self.executor, self.governance.feeds, self.governance.kv, self.registry
+        )
+
     def close(self) -> None:
+        if self._discovery is not None:
+            self._discovery.close()
+        raw_db(self.store).close()
         self.store.close()
 
     def __enter__(self) -> Yard:
@@ -163,3 +316,14 @@ def _sources(settings: Settings) -> list[PluginSource]:
     if settings.entrypoints:
         sources.append(EntryPointSource.of(settings.entrypoints))
     return sources
+
+
+def _egress(policy: PolicyBook) -> Callable[[RegisteredPlugin], tuple[str, ...]]:
+    """Each plugin's ``host.http`` allowlist, as the policy in force says."""
+
+    def egress(plugin: RegisteredPlugin) -> tuple[str, ...]:
+        asked = plugin.descriptor.config.get("egress")
+        declared = tuple(h for h in asked if isinstance(h, str)) if isinstance(asked, list) else ()
+        return policy.egress(plugin.id, declared)
+
+    return egress

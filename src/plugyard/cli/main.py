@@ -5,8 +5,13 @@ from __future__ import annotations
 import click
 
 from plugyard import __version__
+from plugyard.cli.governance import COMMANDS as GOVERNANCE_COMMANDS
+from plugyard.cli.keys import keys_group
 from plugyard.cli.manifests import export_command, schema_command, validate_command
+from plugyard.cli.pipeline import palette_command, pipeline_group
 from plugyard.cli.plugins import call_command, plugins_group
+from plugyard.cli.search import index_group, search_command
+from plugyard.cli.serve import serve_command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -28,6 +33,15 @@ cli.add_command(export_command)
 cli.add_command(schema_command)
 cli.add_command(plugins_group)
 cli.add_command(call_command)
+cli.add_command(search_command)
+cli.add_command(index_group)
+cli.add_command(serve_command)
+cli.add_command(keys_group)
+cli.add_command(pipeline_group)
+cli.add_command(palette_command)
+
+for governance_command in GOVERNANCE_COMMANDS:
+    cli.add_command(governance_command)
 
 
 def main() -> None:

@@ -1,8 +1,10 @@
 """The executor: the only way any part of plugyard runs a plugin (DESIGN.md §4).
 
-resolve plugin and operation → policy decision → budget check → parameters validated →
-one deadline → dispatch to the runtime → output validated → oversized output cut (full
-copy kept by reference) → audit event → result envelope.
+resolve plugin and operation → policy decision → (governed: approval receipt,
+idempotency claim, secrets present, ``x-binding`` parameters — ``execution.governance``)
+→ budget check → parameters validated → one deadline → dispatch to the runtime → output
+validated → oversized output cut (full copy kept by reference) → audit event (governed:
+durable, with the idempotency key completed) → result envelope.
 
 Every outcome — an unknown plugin, bad parameters, a plugin that raises, hangs, returns
 the wrong shape or too much — is a :class:`Result` with a documented error code; only
@@ -23,6 +25,7 @@ import msgspec
 
 from plugyard.errors import CallError, PlugyardError
 from plugyard.execution.audit import AuditEvent, AuditSink, MemoryAuditSink, params_hash
+from plugyard.execution.governance import Governance, Governed
 from plugyard.execution.host import Host, make_host
 from plugyard.execution.payloads import MemoryPayloadStore, PayloadStore
 from plugyard.execution.result import Result
@@ -59,6 +62,8 @@ class CallRequest:
     params: Mapping[str, Any] = field(default_factory=dict)
     context: CallContext | None = None
     timeout_ms: int | None = None
+    #: The receipt of an approved request (``pending_approval`` handed it out).
+    approval_receipt: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +95,7 @@ class _Call:
     decision: Decision | None = None
     data: Any = None
     payload_ref: str | None = None
+    gov: Governed | None = None
 
 
 class Executor:
@@ -104,11 +110,14 @@ class Executor:
         audit: AuditSink | None = None,
         payloads: PayloadStore | None = None,
         limits: Limits | None = None,
+        governance: Governance | None = None,
     ) -> None:
         self._plugins = plugins
+        self._governance = governance
         self._runtimes = dict(runtimes)
         self._policy = policy or AllowAll()
-        self.audit = audit or MemoryAuditSink()
+        # `is None`, not `or`: a sink that is empty so far has len() 0 and is falsy.
+        self.audit = audit if audit is not None else MemoryAuditSink()
         self._payloads = payloads or MemoryPayloadStore()
         self._limits = limits or Limits()
         self._validators = Validators()
@@ -169,11 +178,21 @@ class Executor:
         if self._allow_all:
             decision = ALLOW_ALL  # the question is trivial; skip building a Subject
         else:
-            subject = Subject(call.context.subject, call.context.roles)
+            subject = Subject(call.context.subject, call.context.roles, _held(call.context))
             decision = self._policy.decide(subject, plugin.id, operation.id, request.params)
         call.decision = decision
         if decision.outcome == "deny":
             return _refuse("permission_denied", decision.reason)
+        governance = self._governance
+        if governance is not None:
+            call.gov = Governed()
+            admitted = governance.admit(
+                plugin, operation, request.params, call.context, decision,
+                request.approval_receipt, call.gov,
+            )  # fmt: skip
+            if admitted is not None:
+                call.data = admitted.data  # a pending receipt, or a replayed result
+                return admitted
         if not plugin.available:
             return _refuse("plugin_unavailable", plugin.unavailable_reason or "unavailable")
         budget = call.context.budgets.get("llm_calls")
@@ -257,6 +276,11 @@ class Executor:
         self, runtime: Runtime, target: Target, operation: Operation, call: _Call
     ) -> Awaitable[Answer]:
         params = dict(call.request.params)  # the plugin may not change the caller's mapping
+        gov = call.gov
+        if gov is not None:
+            gov.dispatched = True
+            if gov.params is not None:
+                params = dict(gov.params)  # with x-binding values the caller never sees
         return runtime.invoke(target, operation, params, call.context, self._host(call))
 
     async def _run_streaming(self, call: _Call) -> AsyncIterator[Progress | Outcome]:
@@ -333,24 +357,24 @@ class Executor:
         operation = call.operation.id if call.operation else call.request.operation
         decision = call.decision
         error = outcome.error
-        self.audit.emit(
-            AuditEvent(
-                call.context.request_id,
-                call.context.subject,
-                plugin_id,
-                operation,
-                params_hash(call.request.params),
-                decision.outcome if decision else "none",
-                outcome.status,
-                error.code if error else None,
-                call.wall,
-                duration_ms,
-                decision.policy_version if decision else None,
-            )
+        gov = call.gov
+        event = AuditEvent(
+            call.context.request_id,
+            call.context.subject,
+            plugin_id,
+            operation,
+            params_hash(call.request.params),
+            decision.outcome if decision else "none",
+            outcome.status,
+            error.code if error else None,
+            call.wall,
+            duration_ms,
+            decision.policy_version if decision else None,
+            gov.approver if gov is not None else None,
         )
         cost = dict(outcome.cost) if outcome.cost else {}
         cost["duration_ms"] = round(duration_ms, 3)
-        return Result(
+        result = Result(
             status=outcome.status,
             data=call.data,
             error=error,
@@ -364,6 +388,10 @@ class Executor:
             request_id=call.context.request_id,
             payload_ref=call.payload_ref,
         )
+        if gov is not None and self._governance is not None:
+            return self._governance.conclude(gov, result, event, self.audit)
+        self.audit.emit(event)
+        return result
 
     # ----------------------------------------------------------------- helpers
 
@@ -383,7 +411,11 @@ class Executor:
         host = self._hosts.get(key)
         if host is None:
             host = make_host(plugin.id, plugin.descriptor.host_capabilities)
+            if self._governance is not None:
+                host = host.extended(self._governance.plugin_services(plugin))
             self._hosts[key] = host
+        if call.gov is not None and self._governance is not None:
+            return self._governance.host_for(host, plugin, call.context, call.gov)
         return host
 
 
@@ -391,6 +423,12 @@ def _refuse(code: str, message: str, **details: Any) -> Outcome:
     """A refusal by the call path itself (not by the plugin)."""
     status = "timeout" if code == "timeout" else "error"
     return Outcome(status=status, error=ErrorInfo(code, message, details))
+
+
+def _held(context: CallContext) -> tuple[str, ...]:
+    """Shu permission strings the surface vouched for (``user_context.permissions``)."""
+    found = context.user_context.get("permissions")
+    return tuple(p for p in found if isinstance(p, str)) if isinstance(found, list | tuple) else ()
 
 
 def _no_runtime(target: Target) -> Outcome:

@@ -61,6 +61,11 @@ class Host:
     def capabilities(self) -> frozenset[str]:
         return self._granted
 
+    def extended(self, services: Mapping[str, Any]) -> Host:
+        """The same gate over more services (governance adds the per-call ones: secrets
+        and identity for this caller). Undeclared capabilities stay closed."""
+        return Host(self._plugin_id, self._granted, {**self._services, **services})
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)

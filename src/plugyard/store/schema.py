@@ -10,7 +10,21 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Column, DateTime, Index, MetaData, String, Table, Text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator, TypeEngine
@@ -63,4 +77,205 @@ plugins = Table(
     Column("updated_at", UtcDateTime, nullable=False),
     Index("ix_plugins_family", "family"),
     Index("ix_plugins_source", "source"),
+)
+
+#: One embedding per discovery index entry (a plugin, or ``plugin_id/operation_id``),
+#: reused while its content hash and embedder identity both match.
+vectors = Table(
+    "vectors",
+    metadata,
+    Column("doc_id", String(401), primary_key=True),
+    Column("plugin_id", String(200), nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("embedder", String(500), nullable=False),
+    Column("dim", Integer, nullable=False),
+    Column("vector", LargeBinary, nullable=False),  # little-endian float32
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ix_vectors_plugin_id", "plugin_id"),
+)
+
+# --- governance (docs/governance.md) ---------------------------------------------------
+# Times are UTC epoch seconds (Float): compared on the hot path, never shown raw. The
+# audit log keeps ISO-8601 strings instead, because they are part of what it hashes.
+
+#: The policy documents loaded, newest last; the newest is in force.
+policies = Table(
+    "policies",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("version", String(64), nullable=False),
+    Column("document", JsonDocument, nullable=False),
+    Column("source", Text, nullable=True),
+    Column("loaded_by", String(200), nullable=True),
+    Column("loaded_at", Float, nullable=False),
+)
+
+#: Requests waiting for (or past) a human decision. Only the receipt's hash is kept.
+approvals = Table(
+    "approvals",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("receipt_hash", String(64), nullable=False, unique=True),
+    Column("request_digest", String(64), nullable=False),
+    Column("subject", String(200), nullable=True),
+    Column("plugin_id", String(200), nullable=False),
+    Column("operation", String(200), nullable=False),
+    Column("preview", JsonDocument, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("policy_version", String(64), nullable=True),
+    Column("created_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False),
+    Column("decided_by", String(200), nullable=True),
+    Column("decided_at", Float, nullable=True),
+    Column("note", Text, nullable=True),
+    Column("used_at", Float, nullable=True),
+    Index("ix_approvals_state", "state"),
+)
+
+#: One row per idempotency key (``key`` is the SHA-256 of subject and key).
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("request_digest", String(64), nullable=False),
+    Column("subject", String(200), nullable=True),
+    Column("plugin_id", String(200), nullable=False),
+    Column("operation", String(200), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("result", JsonDocument, nullable=True),
+    Column("request_id", String(64), nullable=True),
+    Column("claimed_at", Float, nullable=False),
+    Column("completed_at", Float, nullable=True),
+)
+
+#: The append-only, hash-chained audit log.
+audit_events = Table(
+    "audit_events",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("kind", String(16), nullable=False),
+    Column("recorded_at", String(32), nullable=False),
+    Column("started_at", String(32), nullable=True),
+    Column("request_id", String(64), nullable=True),
+    Column("subject", String(200), nullable=True),
+    Column("plugin_id", String(200), nullable=True),
+    Column("operation", String(200), nullable=True),
+    Column("params_hash", String(64), nullable=True),
+    Column("decision", String(32), nullable=True),
+    Column("approver", String(200), nullable=True),
+    Column("policy_version", String(64), nullable=True),
+    Column("status", String(32), nullable=False),
+    Column("error_code", String(64), nullable=True),
+    Column("duration_ms", Float, nullable=True),
+    Column("detail", JsonDocument, nullable=True),
+    Column("prev_hash", String(64), nullable=False),
+    Column("hash", String(64), nullable=False),
+)
+
+#: Encrypted secrets; ``owner`` is "" for system secrets.
+secrets = Table(
+    "secrets",
+    metadata,
+    Column("scope", String(16), primary_key=True),
+    Column("owner", String(200), primary_key=True),
+    Column("name", String(200), primary_key=True),
+    Column("nonce", LargeBinary, nullable=False),
+    Column("ciphertext", LargeBinary, nullable=False),
+    Column("key_id", String(16), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+#: Scheduled operations, run as their owner.
+feeds = Table(
+    "feeds",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("owner", String(200), nullable=False),
+    Column("roles", JsonDocument, nullable=False),
+    Column("plugin_id", String(200), nullable=False),
+    Column("operation", String(200), nullable=False),
+    Column("params", JsonDocument, nullable=False),
+    Column("interval_s", Float, nullable=True),
+    Column("cron", String(200), nullable=True),
+    Column("enabled", Boolean, nullable=False),
+    Column("next_run_at", Float, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("last_run_at", Float, nullable=True),
+    Column("last_status", String(32), nullable=True),
+    Column("last_result", JsonDocument, nullable=True),
+    Column("next_cursor", Text, nullable=True),
+    Column("runs", Integer, nullable=False),
+    Index("ix_feeds_next_run_at", "next_run_at"),
+)
+
+#: Small per-plugin values: ``host.storage``, ``host.cursor`` and feed watermarks.
+plugin_kv = Table(
+    "plugin_kv",
+    metadata,
+    Column("plugin_id", String(200), primary_key=True),
+    Column("namespace", String(200), primary_key=True),
+    Column("key", String(400), primary_key=True),
+    Column("value", JsonDocument, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+# --- the service's API keys (docs/server.md) -------------------------------------------
+
+#: Who an API key stands for, with the roles policy sees (``admin`` may register).
+api_subjects = Table(
+    "api_subjects",
+    metadata,
+    Column("id", String(200), primary_key=True),
+    Column("roles", JsonDocument, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+#: One row per key ever made: the SHA-256 of the key, never the key; revoked keys stay.
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    Column(
+        "subject",
+        String(200),
+        ForeignKey("api_subjects.id", name="fk_api_keys_subject"),
+        nullable=False,
+    ),
+    Column("key_hash", String(64), nullable=False),
+    Column("label", Text, nullable=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("revoked_at", UtcDateTime, nullable=True),
+    Index("ix_api_keys_subject", "subject"),
+)
+
+# --- pipelines (docs/pipelines.md) -------------------------------------------------------
+
+#: Stored pipeline documents, as written (plugyard or OLO dialect), by name.
+pipelines = Table(
+    "pipelines",
+    metadata,
+    Column("name", String(100), primary_key=True),
+    Column("description", Text, nullable=False),
+    Column("dialect", String(20), nullable=False),
+    Column("document", JsonDocument, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+#: One row per pipeline run: status, error and trace; never the context it carried.
+pipeline_runs = Table(
+    "pipeline_runs",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("pipeline", String(100), nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("request_id", String(200), nullable=False),
+    Column("subject", String(200), nullable=True),
+    Column("error", JsonDocument, nullable=True),
+    Column("trace", JsonDocument, nullable=False),
+    Column("started_at", UtcDateTime, nullable=False),
+    Column("duration_ms", Float, nullable=False),
+    Index("ix_pipeline_runs_pipeline", "pipeline", "started_at"),
 )

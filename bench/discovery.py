@@ -1,0 +1,205 @@
+"""Plugin discovery measured through plugyard's own path: the rows of a tool-retrieval
+set are registered as canonical descriptors into a fresh store (a temporary SQLite
+file), indexed by the discovery service, and searched as a user would search.
+
+    bash scripts/bench.sh discovery --data ../shared/bench/metatool           # a table
+    bash scripts/bench.sh discovery --data ../shared/bench/metatool --json    # one object
+    bash scripts/bench.sh discovery --data DIR --synthetic 10000,100000       # + latency
+
+DIR holds ``plugins.jsonl`` (id, name, description, description_long),
+``queries.jsonl`` (query, relevant ids) and optionally ``queries_multi.jsonl``.
+Metrics are over plugin ids: recall@1/3/5/10, MRR@10 and NDCG@5 for single-tool
+queries, recall@5 and COMP@5 (every relevant id in the top 5) for multi-tool queries.
+Latency is per ``search`` call (k=10), query embedding included.
+
+``--layout operation`` registers each row as a plugin with one operation carrying the
+long description (as HomeClaw plugins declare capabilities), to measure the operation
+entries; the default ``plugin`` layout registers the rows as they are.
+
+``--synthetic N,M`` also builds catalogs of N and M plugins (real texts with a fifth
+of their words swapped; vectors mixed from real MiniLM vectors of DEV texts, written
+to the vector store first, so the service loads them as it would after a restart) and
+measures search latency with the query embedding included, and the time to re-index
+one changed plugin. See discovery_synthetic.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from plugyard.discovery.choose import embedder_from_spec
+from plugyard.discovery.service import DiscoveryService
+from plugyard.discovery.vector_store import SqlVectorRepository
+from plugyard.manifest.dialects.canonical import SCHEMA_ID
+from plugyard.registry.registry import Registry
+from plugyard.store.store import Store
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def descriptor_data(row: dict[str, Any], layout: str) -> dict[str, Any]:
+    """A row as a canonical descriptor (the document ``register_data`` reads)."""
+    # $schema says "canonical": without it, dialect detection may read a row with a
+    # long description as a HomeClaw manifest (which adds an operation).
+    data: dict[str, Any] = {"$schema": SCHEMA_ID, "id": row["id"]}
+    data["name"] = row.get("name") or row["id"]
+    description = row.get("description") or ""
+    long = row.get("description_long")
+    if description:
+        data["description"] = description
+    if layout == "operation":
+        data["operations"] = [{"id": "run", "description": long or description}]
+    elif long:
+        data["description_long"] = long
+    return data
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def scores(ranked: list[str], relevant: list[str]) -> dict[str, float]:
+    rel = set(relevant)
+    out: dict[str, float] = {}
+    for k in (1, 3, 5, 10):
+        out[f"recall@{k}"] = len(rel & set(ranked[:k])) / len(rel)
+    first = next((i for i, pid in enumerate(ranked[:10]) if pid in rel), None)
+    out["mrr@10"] = 0.0 if first is None else 1.0 / (first + 1)
+    dcg = sum(1.0 / math.log2(i + 2) for i, pid in enumerate(ranked[:5]) if pid in rel)
+    ideal = sum(1.0 / math.log2(i + 2) for i in range(min(len(rel), 5)))
+    out["ndcg@5"] = dcg / ideal
+    out["comp@5"] = float(rel <= set(ranked[:5]))
+    return out
+
+
+def evaluate(
+    service: DiscoveryService, queries: list[dict[str, Any]]
+) -> tuple[dict[str, float], list[float]]:
+    totals: dict[str, float] = {}
+    times: list[float] = []
+    for item in queries:
+        start = time.perf_counter()
+        matches = service.search(item["query"], k=10)
+        times.append((time.perf_counter() - start) * 1000)
+        for key, value in scores([m.plugin_id for m in matches], item["relevant"]).items():
+            totals[key] = totals.get(key, 0.0) + value
+    return {key: value / max(1, len(queries)) for key, value in totals.items()}, times
+
+
+def open_service(
+    rows: list[dict[str, Any]], layout: str, embedder_spec: str, db: Path
+) -> tuple[DiscoveryService, Store, float, float]:
+    """Register the rows into a fresh store and index them: (service, store, register
+    seconds, build seconds)."""
+    store = Store.open(db)
+    registry = Registry.over(store)
+    start = time.perf_counter()
+    for row in rows:
+        registry.register_data(descriptor_data(row, layout), source="catalog", trust="trusted")
+    registered = time.perf_counter() - start
+    embedder = embedder_from_spec(embedder_spec)
+    service = DiscoveryService(registry, embedder, SqlVectorRepository(store))
+    start = time.perf_counter()
+    service.start()
+    return service, store, registered, time.perf_counter() - start
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    data = Path(args.data)
+    rows = read_jsonl(data / "plugins.jsonl")
+    single = read_jsonl(data / "queries.jsonl")[: args.limit or None]
+    multi_path = data / "queries_multi.jsonl"
+    multi = read_jsonl(multi_path)[: args.limit or None] if multi_path.exists() else []
+    with tempfile.TemporaryDirectory() as tmp:
+        service, store, registered, build = open_service(
+            rows, args.layout, args.embedder, Path(tmp) / "bench.db"
+        )
+        try:
+            for item in single[:20]:  # warm-up: first calls pay for lazy imports
+                service.search(item["query"], k=10)
+            figures, times = evaluate(service, single)
+            out: dict[str, Any] = {
+                "data": str(data),
+                "layout": args.layout,
+                "embedder": service.embedder.identity,
+                "plugins": len(rows),
+                "entries": len(service.index),
+                "queries": len(single),
+                "queries_multi": len(multi),
+                **{k: round(v, 4) for k, v in figures.items() if k != "comp@5"},
+                "register_s": round(registered, 3),
+                "build_s": round(build, 3),
+                "p50_ms": round(statistics.median(times), 2),
+                "p95_ms": round(percentile(times, 0.95), 2),
+            }
+            if multi:
+                multi_figures, _ = evaluate(service, multi)
+                out["recall@5_multi"] = round(multi_figures["recall@5"], 4)
+                out["ndcg@5_multi"] = round(multi_figures["ndcg@5"], 4)
+                out["comp@5_multi"] = round(multi_figures["comp@5"], 4)
+            if args.synthetic:
+                from discovery_synthetic import synthetic_section
+
+                sizes = [int(n) for n in args.synthetic.split(",") if n.strip()]
+                out["synthetic"] = synthetic_section(service, rows, single, sizes, Path(tmp))
+        finally:
+            service.close()
+            store.close()
+    return out
+
+
+def print_table(out: dict[str, Any]) -> None:
+    print(f"data {out['data']}  layout {out['layout']}  embedder {out['embedder']}")
+    print(f"{out['plugins']} plugins, {out['entries']} index entries, ", end="")
+    print(f"{out['queries']} single-tool and {out['queries_multi']} multi-tool queries\n")
+    keys = ["recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@5"]
+    print("| " + " | ".join(keys) + " | COMP@5 multi | R@5 multi |")
+    print("|" + "---|" * (len(keys) + 2))
+    cells = [f"{out[k]:.3f}" for k in keys]
+    cells += [f"{out.get('comp@5_multi', float('nan')):.3f}"]
+    cells += [f"{out.get('recall@5_multi', float('nan')):.3f}"]
+    print("| " + " | ".join(cells) + " |\n")
+    print(f"register {out['register_s']} s, index build {out['build_s']} s (embedding included)")
+    print(f"search (k=10, embedding included): p50 {out['p50_ms']} ms, p95 {out['p95_ms']} ms")
+    for section in out.get("synthetic", []):
+        print(
+            f"\nsynthetic {section['plugins']} plugins ({section['path']}): "
+            f"build {section['build_s']} s from stored vectors; search k=5 "
+            f"p50 {section['p50_ms']} ms, p95 {section['p95_ms']} ms; re-index one plugin "
+            f"p50 {section['reindex_p50_ms']} ms, p95 {section['reindex_p95_ms']} ms "
+            f"(index part p95 {section['reindex_index_p95_ms']} ms)"
+        )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, help="folder with plugins.jsonl, queries.jsonl")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--layout", choices=("plugin", "operation"), default="plugin")
+    parser.add_argument("--embedder", default="minilm", help="as PLUGYARD_EMBEDDER")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
+    parser.add_argument("--synthetic", default="", help="catalog sizes, e.g. 10000,100000")
+    args = parser.parse_args(argv)
+    out = run(args)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print_table(out)
+
+
+if __name__ == "__main__":
+    main()

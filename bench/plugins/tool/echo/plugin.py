@@ -1,0 +1,2 @@
+async def echo(text):
+    return {"text": text}

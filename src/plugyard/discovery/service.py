@@ -1,0 +1,291 @@
+"""Plugin search over a live registry: ``search`` and ``tools_for``.
+
+The service builds its index from the registry (reusing vectors the store holds for
+the same text and embedder), follows every registry change, and answers from memory:
+a query reads no database. Results are plugins, each with its best operation; what
+the caller's filters or rights exclude is never returned, nor counted.
+
+Threads: one lock guards the index. A registry change never waits for it: the event is
+queued and applied by whoever holds the lock next (before any later search), so a
+long rebuild does not stall registrations.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from plugyard.discovery.catalog import EntryKey
+from plugyard.discovery.embedders import Embedder
+from plugyard.discovery.engine import Match as Hit
+from plugyard.discovery.index import Changes, Progress, SyncedIndex
+from plugyard.discovery.query import Filters, Match, allow_all, check_k, check_query
+from plugyard.discovery.vector_store import MemoryVectorRepository, VectorRepository
+from plugyard.errors import ExportError
+from plugyard.manifest.exporters import functions
+from plugyard.manifest.model import Operation, PluginDescriptor
+from plugyard.registry.model import RegistryEvent
+from plugyard.registry.registry import Registry
+
+_TOOL_FORMATS: dict[str, Callable[[PluginDescriptor, Operation, str], dict[str, Any]]] = {
+    "openai": functions.openai_tool,
+    "anthropic": functions.anthropic_tool,
+    "mcp": functions.mcp_tool,
+}
+
+
+class DiscoveryService:
+    def __init__(
+        self,
+        registry: Registry,
+        embedder: Embedder,
+        vectors: VectorRepository | None = None,
+        **engine_options: Any,
+    ) -> None:
+        self.registry = registry
+        self.embedder = embedder
+        self.vectors: VectorRepository = (
+            vectors if vectors is not None else MemoryVectorRepository()
+        )
+        self._options = engine_options
+        self._index: SyncedIndex | None = None
+        self._lock = threading.Lock()
+        self._build_lock = threading.RLock()
+        self._pending: deque[RegistryEvent] = deque()
+        self._unsubscribe: Callable[[], None] | None = None
+
+    # lifetime -----------------------------------------------------------------------
+
+    def start(self, progress: Progress | None = None) -> Changes:
+        """Follow the registry and build the index (reusing stored vectors)."""
+        return self._build(reuse=True, progress=progress)
+
+    def rebuild(self, progress: Progress | None = None) -> Changes:
+        """Embed every entry again, whatever the store holds, and replace the index."""
+        return self._build(reuse=False, progress=progress)
+
+    def close(self) -> None:
+        with self._build_lock:
+            if self._unsubscribe is not None:
+                self._unsubscribe()
+                self._unsubscribe = None
+
+    @property
+    def index(self) -> SyncedIndex:
+        """The index, built on first use (by one thread; the others wait for it)."""
+        index = self._index
+        if index is None:
+            with self._build_lock:
+                if self._index is None:
+                    self.start()
+                index = self._index
+        assert index is not None
+        return index
+
+    def _build(self, *, reuse: bool, progress: Progress | None) -> Changes:
+        with self._build_lock:
+            if self._unsubscribe is None:
+                self._unsubscribe = self.registry.subscribe(self._on_event)
+            # Built aside, so searches go on against the old index meanwhile.
+            fresh = SyncedIndex(self.embedder, **self._options)
+            stored = self.vectors.load(fresh.identity) if reuse else None
+            made = fresh.sync(self.registry.list(), stored, progress)
+            self._persist(made)
+            with self._lock:
+                # What changed while building is in the registry now: sync to it, and
+                # the queued events have nothing left to say.
+                self._pending.clear()
+                caught_up = fresh.sync(self.registry.list())
+                self._persist(caught_up)
+                self._index = fresh
+                # Rows of entries that no longer exist (under any embedder).
+                held = set(fresh.hashes())
+                self.vectors.delete([d for d in self.vectors.doc_ids() if d not in held])
+            self._drain()
+        embedded = made.embedded + caught_up.embedded
+        return Changes(made.saved + caught_up.saved, caught_up.removed, embedded)
+
+    # registry events ----------------------------------------------------------------
+
+    def _on_event(self, event: RegistryEvent) -> None:
+        self._pending.append(event)
+        self._drain()
+
+    def _drain(self) -> None:
+        # Whoever fails to take the lock leaves the event to the holder, which drains
+        # again right after releasing it, so no event waits for a later call.
+        while self._pending and self._lock.acquire(blocking=False):
+            try:
+                self._apply_pending()
+            finally:
+                self._lock.release()
+
+    def _apply_pending(self) -> None:
+        index = self._index
+        while self._pending:
+            event = self._pending.popleft()
+            if index is None:
+                continue  # the first build reads the registry itself
+            if event.plugin is None:
+                self.vectors.delete(index.remove(event.plugin_id))
+            else:
+                # Also for availability: the text hashes match, so nothing is embedded
+                # and only the plugin the filters read is replaced.
+                self._persist(index.upsert(event.plugin))
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._lock:
+            self._apply_pending()
+            yield
+        self._drain()
+
+    def _persist(self, changes: Changes) -> None:
+        if changes.removed:
+            self.vectors.delete(changes.removed)
+        if changes.saved:
+            self.vectors.save(self.embedder.identity, changes.saved)
+
+    # search -------------------------------------------------------------------------
+
+    def search(self, query: object, k: object = 5, filters: Filters | None = None) -> list[Match]:
+        """The best ``k`` plugins for ``query`` that ``filters`` admit, best first."""
+        text, want = check_query(query), check_k(k)
+        filters = filters or Filters()
+        families = filters.families()
+        index = self.index
+        with self._locked():
+            index = self._index or index
+            visible = _Visibility(index, filters, families)
+            total = len(index)
+            # Enough entries for `want` plugins at this catalog's entries per plugin;
+            # rarely short (then widened: the query's vector is memoised).
+            per_plugin = total / max(1, index.plugin_count)
+            fetch = min(total, math.ceil(want * per_plugin) + 2)
+            allowed = None if visible.everything() else visible.entry
+            while total:
+                hits = index.search(text, fetch, allowed)
+                matches = self._aggregate(index, hits, want, visible)
+                if len(matches) >= want or fetch >= total or len(hits) < fetch:
+                    return matches
+                fetch = min(total, fetch * 4)
+        return []
+
+    def _aggregate(
+        self, index: SyncedIndex, hits: list[Hit], k: int, visible: _Visibility
+    ) -> list[Match]:
+        best: dict[str, tuple[Hit, str | None]] = {}
+        for hit in hits:  # best first: the first entry of a plugin sets its score
+            key = index.key(hit.doc_id)
+            seen = best.get(key.plugin_id)
+            if seen is None:
+                if len(best) < k:
+                    best[key.plugin_id] = (hit, key.operation)
+            elif seen[1] is None and key.operation is not None:
+                best[key.plugin_id] = (seen[0], key.operation)
+        out = []
+        for plugin_id, (hit, operation) in best.items():
+            plugin = index.plugin(plugin_id)
+            assert plugin is not None
+            why = hit.why
+            via = index.key(hit.doc_id).operation
+            if via is not None:
+                why = f"operation {via!r}: {why}"
+            elif operation is not None:
+                why = f"plugin: {why}; best operation {operation!r}"
+            else:
+                ops = visible.operations(plugin_id)
+                if len(ops) == 1:
+                    operation = ops[0]
+                    why = f"plugin: {why}; its only operation {operation!r}"
+                else:
+                    why = f"plugin: {why}"
+            out.append(Match(plugin, operation, hit.score, why))
+        return out
+
+    def tools_for(
+        self,
+        query: object,
+        k: object = 5,
+        format: str = "openai",
+        filters: Filters | None = None,
+    ) -> list[dict[str, Any]]:
+        """Function-calling definitions of the operations ``search`` found: each
+        match's operation, or every operation the caller may call when the plugin
+        matched as a whole. Names are unique within the answer and the same ones
+        ``export_tools`` gives (at most 64 characters)."""
+        make = _TOOL_FORMATS.get(format)
+        if make is None:
+            raise ExportError(f"unknown tool format {format!r}; one of {functions.FORMATS}")
+        filters = filters or Filters()
+        pairs: list[tuple[PluginDescriptor, Operation]] = []
+        for match in self.search(query, k, filters):
+            d = match.plugin.descriptor
+            wanted = (
+                [match.operation]
+                if match.operation is not None
+                else [op.id for op in d.operations if filters.can_see(d.id, op.id)]
+            )
+            pairs.extend((d, op) for op in d.operations if op.id in wanted)
+        names = functions.tool_names(pairs)
+        return [make(d, op, names[functions.full_id(d, op)]) for d, op in pairs]
+
+
+class _Visibility:
+    """Per-query memo of what the filters and the caller's rights let through."""
+
+    def __init__(
+        self, index: SyncedIndex, filters: Filters, families: frozenset[str] | None
+    ) -> None:
+        self._index = index
+        self._filters = filters
+        self._families = families
+        self._plugins: dict[str, bool] = {}
+        self._ops: dict[str, tuple[str, ...]] = {}
+
+    def everything(self) -> bool:
+        """No filter and no right can exclude anything: skip the per-entry check."""
+        f = self._filters
+        return (
+            f.can_see is allow_all
+            and self._families is None
+            and f.capability is None
+            and (f.include_unavailable or self._index.unavailable == 0)
+        )
+
+    def operations(self, plugin_id: str) -> tuple[str, ...]:
+        ops = self._ops.get(plugin_id)
+        if ops is None:
+            plugin = self._index.plugin(plugin_id)
+            can_see = self._filters.can_see
+            ops = tuple(
+                op.id
+                for op in (plugin.descriptor.operations if plugin is not None else ())
+                if can_see(plugin_id, op.id)
+            )
+            self._ops[plugin_id] = ops
+        return ops
+
+    def plugin(self, plugin_id: str) -> bool:
+        ok = self._plugins.get(plugin_id)
+        if ok is None:
+            plugin = self._index.plugin(plugin_id)
+            ok = (
+                plugin is not None
+                and self._filters.admits(plugin, self._families)
+                and self._filters.can_see(plugin_id, None)
+                # A plugin whose every operation is closed to the caller is not shown.
+                and (not plugin.descriptor.operations or bool(self.operations(plugin_id)))
+            )
+            self._plugins[plugin_id] = ok
+        return ok
+
+    def entry(self, doc_id: str) -> bool:
+        key: EntryKey = self._index.key(doc_id)
+        if not self.plugin(key.plugin_id):
+            return False
+        return key.operation is None or key.operation in self.operations(key.plugin_id)

@@ -1,0 +1,347 @@
+"""The governed steps of the call path (DESIGN.md §4), between the policy decision and
+the parameters check, and at the end of every call.
+
+``admit`` — after a decision that is not ``deny``:
+
+1. ``allow_with_approval`` without a receipt → ``pending_approval`` with a receipt;
+   with one → the receipt is redeemed (bound to this exact request, single-use,
+   unexpired, approved) or the call is refused with the receipt's error code;
+2. an idempotency key → claimed atomically; a finished key replays its stored result,
+   the same key with other parameters is ``idempotency_conflict``, an unfinished one
+   ``idempotency_unknown``;
+3. every secret the operation's ``op_auth`` requires is present → else
+   ``missing_secrets``;
+4. ``x-binding`` parameters are filled in for the plugin (never for the audit hash).
+
+``conclude`` — for every call, refused or not: secret values are scrubbed from the
+result, and the idempotency key is completed (``done`` with the result, ``unknown``
+after a timeout or cancellation, released when the plugin never ran).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from plugyard.errors import GovernanceError
+from plugyard.execution.audit import AuditEvent, AuditSink
+from plugyard.execution.audit_chain import ChainedAudit
+from plugyard.execution.bindings import bind, bindings_of
+from plugyard.execution.host import Host
+from plugyard.execution.host_services import (
+    Cursor,
+    Http,
+    Identity,
+    PluginAudit,
+    RateLimit,
+    RedactingFilter,
+    Scheduler,
+    SecretsView,
+    Storage,
+)
+from plugyard.execution.host_services import (
+    redact_stderr as stderr_hook,
+)
+from plugyard.execution.keys import AUDIT_KEY, SECRETS_KEY, load_key
+from plugyard.execution.result import Result
+from plugyard.execution.secrets import SecretVault
+from plugyard.manifest.model import Operation, PluginDescriptor
+from plugyard.policy.approvals import ApprovalDesk
+from plugyard.policy.base import Decision
+from plugyard.policy.digest import request_digest
+from plugyard.policy.idempotency import Claim, IdempotencyLedger, Refusal, Replay
+from plugyard.registry.model import RegisteredPlugin
+from plugyard.runtimes.base import CallContext, ErrorInfo, Outcome
+from plugyard.store.approvals import MemoryApprovalRepository, SqlApprovalRepository
+from plugyard.store.audit import MemoryAuditRepository, SqlAuditRepository
+from plugyard.store.feeds import FeedRepository, MemoryFeedRepository, SqlFeedRepository
+from plugyard.store.idempotency import MemoryIdempotencyRepository, SqlIdempotencyRepository
+from plugyard.store.kv import KeyValueRepository, MemoryKeyValueRepository, SqlKeyValueRepository
+from plugyard.store.secrets import MemorySecretRepository, SqlSecretRepository
+from plugyard.store.store import Store
+
+_PER_CALL = frozenset({"secrets", "identity", "audit", "scheduler"})
+
+
+@dataclass(slots=True)
+class Governed:
+    """What the governed steps of one call remember."""
+
+    approver: str | None = None
+    claim: Claim | None = None
+    params: dict[str, Any] | None = None  # with x-binding values: for the plugin only
+    dispatched: bool = False
+    secrets_view: SecretsView | None = None
+
+
+@dataclass
+class Governance:
+    """Approvals, idempotency, secrets, the durable audit and the host services."""
+
+    approvals: ApprovalDesk
+    idempotency: IdempotencyLedger
+    audit: ChainedAudit
+    vault: SecretVault
+    kv: KeyValueRepository
+    feeds: FeedRepository
+    approval_ttl_s: Callable[[], float] = lambda: 3600.0
+    egress: Callable[[RegisteredPlugin], tuple[str, ...]] = lambda plugin: ()
+    http_client: Any = None
+    kb: Any = None
+    redact_stderr: bool = True
+    _limits: dict[str, RateLimit] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.redact_stderr and self.vault.redactor.on_arm is None:
+            self.vault.redactor.on_arm = stderr_hook(self.vault.redactor)
+
+    @classmethod
+    def over(
+        cls, store: Store, *, environ: Mapping[str, str] | None = None, **options: Any
+    ) -> Governance:
+        """Governance kept in ``store``, with its keys from the environment or key files
+        beside the database (see :mod:`plugyard.execution.keys`)."""
+        folder = key_folder(store)
+        return cls(
+            approvals=ApprovalDesk(SqlApprovalRepository(store)),
+            idempotency=IdempotencyLedger(SqlIdempotencyRepository(store)),
+            audit=ChainedAudit(SqlAuditRepository(store), load_key(AUDIT_KEY, folder, environ)),
+            vault=SecretVault(SqlSecretRepository(store), load_key(SECRETS_KEY, folder, environ)),
+            kv=SqlKeyValueRepository(store),
+            feeds=SqlFeedRepository(store),
+            **options,
+        )
+
+    @classmethod
+    def in_memory(cls, **options: Any) -> Governance:
+        """The in-memory twin: same behaviour, nothing persisted, random keys."""
+        return cls(
+            approvals=ApprovalDesk(MemoryApprovalRepository()),
+            idempotency=IdempotencyLedger(MemoryIdempotencyRepository()),
+            audit=ChainedAudit(MemoryAuditRepository(), load_key(AUDIT_KEY, None, {})),
+            vault=SecretVault(MemorySecretRepository(), load_key(SECRETS_KEY, None, {})),
+            kv=MemoryKeyValueRepository(),
+            feeds=MemoryFeedRepository(),
+            **options,
+        )
+
+    # ------------------------------------------------------------------ before the run
+
+    def admit(
+        self,
+        plugin: RegisteredPlugin,
+        operation: Operation,
+        params: Mapping[str, Any],
+        context: CallContext,
+        decision: Decision,
+        receipt: str | None,
+        state: Governed,
+    ) -> Outcome | None:
+        subject = context.subject
+        digest: str | None = None
+        if decision.outcome == "allow_with_approval":
+            digest = request_digest(plugin.id, operation.id, params, subject)
+            if receipt is None:
+                preview = {
+                    "plugin": plugin.id,
+                    "operation": operation.id,
+                    "subject": subject,
+                    "params": self.vault.redactor.scrub_data(dict(params)),
+                    "reason": decision.reason,
+                }
+                pending = self.approvals.request(
+                    digest=digest,
+                    subject=subject,
+                    plugin_id=plugin.id,
+                    operation=operation.id,
+                    preview=preview,
+                    policy_version=decision.policy_version,
+                    ttl_s=self.approval_ttl_s(),
+                )
+                return Outcome(status="pending_approval", data=pending.to_dict())
+            try:
+                row = self.approvals.redeem(receipt, digest)
+            except GovernanceError as exc:
+                return _refuse(exc.code, exc.message)
+            state.approver = row.decided_by
+        if context.idempotency_key is not None:
+            digest = digest or request_digest(plugin.id, operation.id, params, subject)
+            found = self.idempotency.claim(
+                subject=subject,
+                key=context.idempotency_key,
+                digest=digest,
+                plugin_id=plugin.id,
+                operation=operation.id,
+                request_id=context.request_id,
+                read_only=operation.effect == "read" and operation.kind == "call",
+            )
+            if isinstance(found, Refusal):
+                return _refuse(found.code, found.message)
+            if isinstance(found, Replay):
+                return _replay(found.result)
+            state.claim = found
+        auth = plugin.descriptor.op_auth.get(operation.id)
+        if auth is not None and auth.secrets:
+            missing = sorted(
+                name
+                for name, need in auth.secrets.items()
+                if not self.vault.present(name, subject, need.allowed_scope)
+            )
+            if missing:
+                return _refuse(
+                    "missing_secrets", f"not configured: {', '.join(missing)}", missing=missing
+                )
+        pairs = bindings_of((plugin.content_hash, operation.id), operation.parameters)
+        if pairs:
+            try:
+                bound = bind(
+                    params,
+                    pairs,
+                    subject=subject,
+                    user_context=context.user_context,
+                    vault=self.vault,
+                    trusted=plugin.trust == "trusted",
+                )
+            except GovernanceError as exc:
+                return _refuse(exc.code, exc.message)
+            if bound.missing_secrets:
+                return _refuse(
+                    "missing_secrets",
+                    f"not configured: {', '.join(bound.missing_secrets)}",
+                    missing=list(bound.missing_secrets),
+                )
+            state.params = bound.params
+        return None
+
+    # ------------------------------------------------------------------ after the run
+
+    def conclude(
+        self, state: Governed, result: Result, event: AuditEvent, sink: AuditSink
+    ) -> Result:
+        """Scrub the result, complete the idempotency key and audit the call — the
+        completion and the audit event commit together when the sink is the chain."""
+        redactor = self.vault.redactor
+        if redactor.armed:
+            result = _scrubbed(result, redactor.scrub_data, redactor.scrub)
+        extra = None
+        claim = state.claim
+        if claim is not None:
+            if not state.dispatched:
+                self.idempotency.release(claim)
+            elif result.status == "timeout" or (result.error and result.error.code == "cancelled"):
+                extra = self.idempotency.completion(claim, "unknown", None)
+            else:
+                extra = self.idempotency.completion(claim, "done", result.to_dict())
+        if isinstance(sink, ChainedAudit):
+            sink.emit(event, extra)
+        else:
+            sink.emit(event)
+            if extra is not None:
+                extra(None)
+        return result
+
+    # ------------------------------------------------------------------ the host object
+
+    def plugin_services(self, plugin: RegisteredPlugin) -> dict[str, Any]:
+        """Services that depend only on the plugin (cached with its host)."""
+        declared = set(plugin.descriptor.host_capabilities)
+        services: dict[str, Any] = {}
+        if "storage" in declared:
+            services["storage"] = Storage(self.kv, plugin.id)
+        if "cursor" in declared or "kb" in declared:  # Shu: kb brings cursor with it
+            services["cursor"] = Cursor(self.kv, plugin.id)
+        if "rate_limit" in declared:
+            services["rate_limit"] = self._limits.setdefault(plugin.id, RateLimit(plugin.id))
+        if "http" in declared and self.http_client is not None:
+            services["http"] = Http(self.http_client, plugin.id, lambda: self.egress(plugin))
+        if "kb" in declared and self.kb is not None:
+            services["kb"] = self.kb
+        if {"logger", "log"} & declared:
+            import logging
+
+            logger = logging.getLogger(f"plugyard.plugin.{plugin.id}")
+            if not any(isinstance(f, RedactingFilter) for f in logger.filters):
+                logger.addFilter(RedactingFilter(self.vault.redactor))
+        return services
+
+    def needs_call_services(self, descriptor: PluginDescriptor) -> bool:
+        return not _PER_CALL.isdisjoint(descriptor.host_capabilities)
+
+    def call_services(
+        self, plugin: RegisteredPlugin, context: CallContext, state: Governed
+    ) -> dict[str, Any]:
+        descriptor = plugin.descriptor
+        declared = set(descriptor.host_capabilities)
+        services: dict[str, Any] = {}
+        if "secrets" in declared:
+            names = dict.fromkeys(descriptor.secrets, "system_or_user")
+            for auth in descriptor.op_auth.values():
+                for name, need in auth.secrets.items():
+                    names[name] = need.allowed_scope
+            state.secrets_view = SecretsView(self.vault, context.subject, names)
+            services["secrets"] = state.secrets_view
+        if "identity" in declared:
+            services["identity"] = Identity(context.subject, context.user_context)
+        if "audit" in declared:
+            services["audit"] = PluginAudit(
+                self.audit.append,
+                plugin.id,
+                context.subject,
+                context.request_id,
+                self.vault.redactor,
+            )
+        if "scheduler" in declared:
+            services["scheduler"] = Scheduler(self.feeds, plugin.id, context.subject, context.roles)
+        return services
+
+    def host_for(
+        self, host: Host, plugin: RegisteredPlugin, context: CallContext, state: Governed
+    ) -> Host:
+        if not self.needs_call_services(plugin.descriptor):
+            return host
+        return host.extended(self.call_services(plugin, context, state))
+
+
+def key_folder(store: Store) -> Path | None:
+    """Where the embedded default keeps its key files: beside the SQLite file; ./.plugyard
+    for a server database; nowhere for an in-memory one."""
+    if store.backend == "sqlite":
+        database = store.engine.url.database
+        return None if database in (None, "", ":memory:") else Path(database).parent
+    return Path(".plugyard")
+
+
+def _refuse(code: str, message: str, **details: Any) -> Outcome:
+    return Outcome(status="error", error=ErrorInfo(code, message, details))
+
+
+def _replay(stored: Mapping[str, Any]) -> Outcome:
+    error = stored.get("error")
+    info = ErrorInfo(error["code"], error["message"], error.get("details") or {}) if error else None
+    return Outcome(
+        status=str(stored.get("status", "success")),
+        data=stored.get("data"),
+        error=info,
+        cost={k: v for k, v in (stored.get("cost") or {}).items() if k != "duration_ms"},
+        diagnostics=("replayed: the stored result of an earlier call with this idempotency key",),
+        skips=tuple(stored.get("skips") or ()),
+        citations=tuple(stored.get("citations") or ()),
+        next_cursor=stored.get("next_cursor"),
+    )
+
+
+def _scrubbed(result: Result, data: Callable[[Any], Any], text: Callable[[str], str]) -> Result:
+    error = result.error
+    if error is not None:
+        error = ErrorInfo(error.code, text(error.message), data(dict(error.details)))
+    return replace(
+        result,
+        data=data(result.data),
+        error=error,
+        diagnostics=tuple(text(d) for d in result.diagnostics),
+        skips=tuple(data(dict(s)) for s in result.skips),
+        citations=tuple(data(dict(c)) for c in result.citations),
+        next_cursor=text(result.next_cursor) if result.next_cursor else result.next_cursor,
+    )

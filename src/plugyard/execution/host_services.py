@@ -1,0 +1,284 @@
+"""The host capabilities governance lends a plugin (Shu ``capabilities``).
+
+Each is a small object scoped to one plugin — and, for ``secrets`` and ``identity``, to
+one caller. Which of them a plugin gets is decided by its manifest, in
+:class:`~plugyard.execution.host.Host`; what each may reach is decided here:
+
+- ``secrets.get(name)``: only names the manifest declares (``secrets``, ``op_auth``),
+  user → system fallback;
+- ``storage``, ``cursor``: values in the store, per plugin (``cursor`` per source);
+- ``rate_limit.limit(bucket, cost)``: a token bucket per plugin and bucket;
+- ``identity.lookup(kind)``: the caller's identities from its user context;
+- ``audit.record(event, **detail)``: an event in the durable chain, attributed;
+- ``scheduler.enqueue(operation, params, run_at)``: a one-shot feed run as the caller;
+- ``http.fetch(url, …)``: through the outbound guard, to hosts on the plugin's egress
+  allowlist only.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import msgspec
+
+from plugyard.execution.host import CapabilityError
+from plugyard.execution.secrets import Redactor, SecretVault
+from plugyard.policy.rbac import wildcard_match
+from plugyard.store.feeds import FeedRepository, FeedRow
+from plugyard.store.kv import KeyValueRepository
+
+
+class SecretsView:
+    def __init__(
+        self, vault: SecretVault, subject: str | None, declared: Mapping[str, str]
+    ) -> None:
+        self._vault = vault
+        self._subject = subject
+        self._declared = declared  # name → allowed scope
+        self.used = False
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        allowed = self._declared.get(name)
+        if allowed is None:
+            raise CapabilityError(
+                f"the secret {name!r} is not declared by the plugin", code="capability_not_granted"
+            )
+        self.used = True
+        found = self._vault.resolve(name, self._subject, allowed)
+        return default if found is None else found
+
+    def has(self, name: str) -> bool:
+        allowed = self._declared.get(name)
+        return allowed is not None and self._vault.present(name, self._subject, allowed)
+
+
+class Storage:
+    """``storage.put/get(reference)``: JSON values kept per plugin."""
+
+    def __init__(self, kv: KeyValueRepository, plugin_id: str, namespace: str = "storage") -> None:
+        self._kv, self._plugin, self._ns = kv, plugin_id, namespace
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = self._kv.get(self._plugin, self._ns, key)
+        return default if found is None else found
+
+    def put(self, key: str, value: Any) -> None:
+        self._kv.put(self._plugin, self._ns, key, value, time.time())
+
+    set = put
+
+    def delete(self, key: str) -> bool:
+        return self._kv.delete(self._plugin, self._ns, key)
+
+    def keys(self) -> list[str]:
+        return list(self._kv.items(self._plugin, self._ns))
+
+
+class Cursor:
+    """``cursor.get(source)`` / ``cursor.set(source, value)``: incremental-sync cursors."""
+
+    def __init__(self, kv: KeyValueRepository, plugin_id: str) -> None:
+        self._kv, self._plugin = kv, plugin_id
+
+    def get(self, source: str = "default", default: Any = None) -> Any:
+        found = self._kv.get(self._plugin, "cursor", source)
+        return default if found is None else found
+
+    def set(self, source: str, value: Any) -> None:
+        self._kv.put(self._plugin, "cursor", source, value, time.time())
+
+
+class RateLimit:
+    """Token buckets of ``capacity`` tokens refilled at ``per_second``; in process memory
+    (a limit per replica)."""
+
+    def __init__(
+        self,
+        plugin_id: str,
+        capacity: float = 60.0,
+        per_second: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._plugin, self._capacity, self._rate, self._clock = (
+            plugin_id,
+            capacity,
+            per_second,
+            clock,
+        )
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    def try_acquire(self, bucket: str = "default", cost: float = 1.0) -> bool:
+        with self._lock:
+            now = self._clock()
+            tokens, then = self._buckets.get(bucket, (self._capacity, now))
+            tokens = min(self._capacity, tokens + (now - then) * self._rate)
+            if tokens < cost:
+                self._buckets[bucket] = (tokens, now)
+                return False
+            self._buckets[bucket] = (tokens - cost, now)
+            return True
+
+    def limit(self, bucket: str = "default", cost: float = 1.0) -> None:
+        if not self.try_acquire(bucket, cost):
+            raise CapabilityError(f"rate limit of bucket {bucket!r} reached", code="rate_limited")
+
+
+class Identity:
+    """``identity.lookup(kind)``: the caller's identities (``user_context.identities``)."""
+
+    def __init__(self, subject: str | None, user_context: Mapping[str, Any]) -> None:
+        self.subject = subject
+        found = user_context.get("identities")
+        self._identities: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+        self._context = user_context
+
+    def lookup(self, kind: str, value: Any = None) -> Any:
+        del value  # Shu's signature; plugyard answers from the caller's own identities
+        found = self._identities.get(kind)
+        return found if found is not None else self._context.get(kind)
+
+
+class PluginAudit:
+    """``audit.record(event, **detail)``: an event the plugin adds to the durable log."""
+
+    def __init__(
+        self,
+        append: Callable[..., Any],
+        plugin_id: str,
+        subject: str | None,
+        request_id: str,
+        redactor: Redactor,
+    ) -> None:
+        self._append, self._plugin, self._subject = append, plugin_id, subject
+        self._request, self._redactor = request_id, redactor
+
+    def record(self, event: str, **detail: Any) -> None:
+        self._append(
+            "plugin",
+            status=str(event)[:32],
+            plugin_id=self._plugin,
+            subject=self._subject,
+            request_id=self._request,
+            detail=self._redactor.scrub_data(detail) or None,
+        )
+
+
+class Scheduler:
+    """``scheduler.enqueue(operation, params, run_at)``: run later, as this caller."""
+
+    def __init__(
+        self, feeds: FeedRepository, plugin_id: str, subject: str | None, roles: tuple[str, ...]
+    ) -> None:
+        self._feeds, self._plugin, self._subject, self._roles = feeds, plugin_id, subject, roles
+
+    def enqueue(
+        self, operation: str, params: Mapping[str, Any] | None = None, run_at: float | None = None
+    ) -> str:
+        now = time.time()
+        row = FeedRow(
+            id="job-" + secrets.token_hex(8),
+            owner=self._subject or "anonymous",
+            roles=self._roles,
+            plugin_id=self._plugin,
+            operation=operation,
+            params=dict(params or {}),
+            interval_s=None,
+            cron=None,
+            enabled=True,
+            next_run_at=run_at if run_at is not None else now,
+            created_at=now,
+        )
+        self._feeds.create(row)
+        return row.id
+
+
+class Http:
+    """``http.fetch(url, method=…, json=…, headers=…)`` → ``{status, headers, body}``."""
+
+    def __init__(
+        self, client: Any, plugin_id: str, allow_hosts: Callable[[], tuple[str, ...]]
+    ) -> None:
+        # The allowlist is asked at each fetch: a policy change applies to the next one.
+        self._client, self._plugin, self._allow = client, plugin_id, allow_hosts
+
+    async def fetch(
+        self,
+        url: str,
+        method: str = "GET",
+        *,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float = 30.0,
+    ) -> dict[str, Any]:
+        host = (urlsplit(url).hostname or "").lower()
+        if urlsplit(url).scheme not in {"http", "https"} or not any(
+            wildcard_match(host, pattern.lower()) for pattern in self._allow()
+        ):
+            raise CapabilityError(
+                f"{host or url!r} is not on the egress allowlist of {self._plugin!r}",
+                code="egress_denied",
+            )
+        body = msgspec.json.encode(json) if json is not None else None
+        reply = await self._client.request(
+            method.upper(), url, json_body=body, headers=headers, timeout_s=timeout_s
+        )
+        return {
+            "status": reply.status,
+            "headers": dict(reply.headers),
+            "body": reply.body.decode("utf-8", "replace"),
+        }
+
+
+class RedactingFilter(logging.Filter):
+    """Scrubs secret values from a log record's message and exception text."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self._redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self._redactor.armed:
+            record.msg = self._redactor.scrub(record.getMessage())
+            record.args = None
+            if record.exc_info and record.exc_info[1] is not None:
+                import traceback
+
+                text = "".join(traceback.format_exception(*record.exc_info))
+                record.exc_text = self._redactor.scrub(text)
+                record.exc_info = None
+        return True
+
+
+class RedactingStream:
+    """A text stream that scrubs secret values before they reach the real one (installed
+    over ``sys.stderr`` once the first secret is read, so in-process plugins' stderr is
+    covered too)."""
+
+    def __init__(self, inner: Any, redactor: Redactor) -> None:
+        self._inner, self._redactor = inner, redactor
+
+    def write(self, text: str) -> int:
+        self._inner.write(self._redactor.scrub(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def redact_stderr(redactor: Redactor) -> Callable[[], None]:
+    """An ``on_arm`` hook: wrap ``sys.stderr`` (once)."""
+
+    def install() -> None:
+        import sys
+
+        if not isinstance(sys.stderr, RedactingStream):
+            sys.stderr = RedactingStream(sys.stderr, redactor)
+
+    return install

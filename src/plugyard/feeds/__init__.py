@@ -1,0 +1,1 @@
+"""Feeds: operations run on a schedule, as their owner, through the executor."""

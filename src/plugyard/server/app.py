@@ -1,0 +1,79 @@
+"""The service: one FastAPI app, built by :func:`create_app` from a yard (or from
+settings, when the app owns the yard it builds).
+
+The app's lifespan keeps the outbound HTTP session open and runs the health checker
+while it serves; the yard stays the only place anything is wired (yard.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from fastapi import FastAPI
+
+from plugyard import __version__
+from plugyard.server import errors
+from plugyard.server.auth import Authenticator
+from plugyard.server.limits import BodyLimit
+from plugyard.server.routes import execute, pipelines, plugins, probes, search
+from plugyard.yard import Settings, Yard
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What the HTTP surface adds to the yard's settings."""
+
+    max_body_bytes: int = 1024 * 1024
+    health_checks: bool = True  # poll external plugins while serving
+    key_cache_s: float = 5.0  # how long a verified API key is trusted without a read
+
+
+def create_app(
+    yard: Yard | None = None,
+    settings: ServerSettings | None = None,
+    *,
+    yard_settings: Settings | None = None,
+) -> FastAPI:
+    """The ASGI app. Given a ``yard`` the caller keeps owning it; otherwise the app
+    builds one from ``yard_settings`` (default: the environment) and closes it on
+    shutdown."""
+    server = settings or ServerSettings()
+    owned = yard is None
+    the_yard = yard if yard is not None else Yard.from_settings(yard_settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await the_yard.outbound.start()
+        stop = asyncio.Event()
+        checker = None
+        if server.health_checks and the_yard.health is not None:
+            checker = asyncio.create_task(the_yard.health.run(stop), name="plugyard-health")
+        try:
+            yield
+        finally:
+            stop.set()
+            if checker is not None:
+                checker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await checker
+            await the_yard.outbound.aclose()
+            if owned:
+                the_yard.close()
+
+    app = FastAPI(
+        title="plugyard",
+        version=__version__,
+        summary="A plugin host for LLM applications: list, find, register and call plugins.",
+        lifespan=lifespan,
+    )
+    app.state.yard = the_yard
+    app.state.auth = Authenticator(the_yard.keys, ttl_s=server.key_cache_s)
+    app.state.server_settings = server
+    errors.install(app)
+    for module in (execute, plugins, search, pipelines, probes):  # the hot route first
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit, max_bytes=server.max_body_bytes)
+    return app

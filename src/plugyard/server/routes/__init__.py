@@ -1,0 +1,1 @@
+"""The routes of the service, one module per resource."""

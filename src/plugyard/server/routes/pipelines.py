@@ -1,0 +1,150 @@
+"""Pipelines over HTTP: store, validate and run them, read their traces. Each route is
+one call of the yard's :class:`~plugyard.pipelines.service.PipelineService`; a document
+that does not validate answers ``pipeline_invalid`` with every fault and its pointer."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Request
+from starlette.responses import Response
+
+from plugyard.errors import PipelineError
+from plugyard.server.auth import admin, caller
+from plugyard.server.bodies import read_json
+from plugyard.server.errors import json_response
+from plugyard.server.routes.documented import errors_doc
+from plugyard.store.keys import Principal
+from plugyard.yard import Yard
+
+router = APIRouter(tags=["pipelines"])
+_AUTH = ("unauthenticated", "invalid_request", "unsupported_media_type")
+_DOCUMENT = {
+    "requestBody": {
+        "required": True,
+        "description": "A pipeline document (plugyard's format or an OLO engine config).",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+}
+_RUN = {
+    "requestBody": {
+        "required": True,
+        "description": '`{"document": {...} | "name": "stored", "input": {...}, '
+        '"pipeline": "entry", "timeout_ms": 1000}`',
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+}
+
+
+def _yard(request: Request) -> Yard:
+    yard: Yard = request.app.state.yard
+    return yard
+
+
+def _object(body: Any, what: str) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise PipelineError(f"{what} must be a JSON object", code="invalid_request")
+    return body
+
+
+@router.post(
+    "/api/v1/pipelines/validate",
+    summary="Validate a pipeline document: every fault with its code and pointer",
+    openapi_extra=_DOCUMENT,
+    responses=errors_doc(*_AUTH),
+)
+async def validate_pipeline(
+    request: Request, principal: Annotated[Principal, Depends(caller)]
+) -> Response:
+    document = _object(await read_json(request), "the document")
+    return json_response(_yard(request).pipelines.validate(document).to_dict())
+
+
+@router.get("/api/v1/pipelines", summary="Stored pipelines", responses=errors_doc(*_AUTH))
+async def list_pipelines(
+    request: Request, principal: Annotated[Principal, Depends(caller)]
+) -> Response:
+    stored = _yard(request).pipelines.list()
+    return json_response({"pipelines": [p.to_dict() for p in stored]})
+
+
+@router.put(
+    "/api/v1/pipelines/{name}",
+    summary="Store (or replace) a valid pipeline document under a name",
+    openapi_extra=_DOCUMENT,
+    responses=errors_doc(*_AUTH, "pipeline_invalid", "permission_denied"),
+)
+async def save_pipeline(
+    name: str, request: Request, principal: Annotated[Principal, Depends(admin)]
+) -> Response:
+    document = _object(await read_json(request), "the document")
+    return json_response(_yard(request).pipelines.save(document, name=name).to_dict())
+
+
+@router.get(
+    "/api/v1/pipelines/{name}",
+    summary="One stored pipeline",
+    responses=errors_doc(*_AUTH, "pipeline_not_found"),
+)
+async def get_pipeline(
+    name: str, request: Request, principal: Annotated[Principal, Depends(caller)]
+) -> Response:
+    return json_response(_yard(request).pipelines.get(name).to_dict())
+
+
+@router.delete(
+    "/api/v1/pipelines/{name}",
+    summary="Delete a stored pipeline",
+    responses=errors_doc(*_AUTH, "pipeline_not_found", "permission_denied"),
+)
+async def delete_pipeline(
+    name: str, request: Request, principal: Annotated[Principal, Depends(admin)]
+) -> Response:
+    _yard(request).pipelines.delete(name)
+    return json_response({"deleted": name})
+
+
+@router.post(
+    "/api/v1/pipelines/run",
+    summary="Run a pipeline given inline or by name; the final context and the trace",
+    openapi_extra=_RUN,
+    responses=errors_doc(*_AUTH, "pipeline_invalid", "pipeline_not_found"),
+)
+async def run_pipeline(
+    request: Request, principal: Annotated[Principal, Depends(caller)]
+) -> Response:
+    body = _object(await read_json(request), "the body")
+    service = _yard(request).pipelines
+    source: Mapping[str, Any]
+    if "document" in body:
+        source = _object(body["document"], "document")
+    elif isinstance(body.get("name"), str):
+        source = service.get(body["name"]).document
+    else:
+        raise PipelineError("give a 'document' or the 'name' of a stored one",
+                            code="invalid_request")  # fmt: skip
+    timeout = body.get("timeout_ms")
+    if timeout is not None and (not isinstance(timeout, int) or timeout <= 0):
+        raise PipelineError("timeout_ms must be a positive integer", code="invalid_request")
+    pipeline = body.get("pipeline")
+    run = await service.run(
+        source,
+        body.get("input"),
+        pipeline=pipeline if isinstance(pipeline, str) else None,
+        subject=principal.subject,
+        roles=principal.roles,
+        timeout_ms=timeout,
+    )
+    return json_response(run.to_dict())
+
+
+@router.get(
+    "/api/v1/pipeline-runs/{run_id}",
+    summary="The trace of a recorded run (its context is not kept)",
+    responses=errors_doc(*_AUTH, "pipeline_run_not_found"),
+)
+async def get_run(
+    run_id: str, request: Request, principal: Annotated[Principal, Depends(caller)]
+) -> Response:
+    return json_response(_yard(request).pipelines.trace(run_id).to_dict(context=False))

@@ -1,0 +1,202 @@
+"""The registry over HTTP: list (as the OLO palette groups it), show, health, and the
+registration of external plugins (HomeClaw ``POST /api/plugins/register``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from plugyard.errors import NotFoundError, PlugyardError
+from plugyard.manifest.palette import palette
+from plugyard.registry.model import RegisteredPlugin
+from plugyard.server.auth import admin, caller
+from plugyard.server.bodies import (
+    HealthReport,
+    Palette,
+    PluginDetail,
+    Registration,
+    Unregistration,
+    read_json,
+)
+from plugyard.server.errors import json_response
+from plugyard.server.routes.documented import errors_doc
+from plugyard.store.keys import Principal
+from plugyard.yard import Yard
+
+router = APIRouter(tags=["plugins"])
+_AUTH = ("unauthenticated", "invalid_request")
+_REGISTER_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "A HomeClaw registration body (or any manifest dialect) of an http "
+        "plugin: `plugin_id`/`id`, `name`, `description`, `type: http`, `config.base_url`, "
+        "`health_check_url`, `capabilities[]` with `method` and `path`.",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    }
+}
+
+
+def summary(plugin: RegisteredPlugin) -> dict[str, Any]:
+    d = plugin.descriptor
+    return {
+        "id": d.id,
+        "name": d.name,
+        "family": d.family,
+        "version": d.version,
+        "description": d.description,
+        "runtime": d.runtime.kind,
+        "source": plugin.source,
+        "dialect": plugin.dialect,
+        "available": plugin.available,
+        "unavailable_reason": plugin.unavailable_reason,
+        "placement": {
+            "capabilities": list(d.placement.capabilities),
+            "role": d.placement.role,
+            "only_inside_group": d.placement.only_inside_group,
+        },
+        "operations": [op.id for op in d.operations],
+    }
+
+
+@router.get(
+    "/api/v1/plugins",
+    summary="Plugins grouped by capability, as the OLO palette does",
+    response_model=Palette,
+    responses=errors_doc(*_AUTH, "unsupported_type"),
+)
+async def list_plugins(
+    request: Request,
+    principal: Annotated[Principal, Depends(caller)],
+    family: Annotated[
+        str | None, Query(description="Only this family (tool, sd, kb, gs, val, plan).")
+    ] = None,
+    capability: Annotated[
+        list[str] | None, Query(description="Only these capability sections.")
+    ] = None,
+) -> Response:
+    yard: Yard = request.app.state.yard
+    entries = {p.id: p for p in yard.registry.list(family)}
+    view = palette([p.descriptor for p in entries.values()], capability or None)
+    return json_response(
+        {
+            "sections": [
+                {"capability": name, "plugins": [summary(entries[p.id]) for p in members]}
+                for name, members in view.sections
+            ],
+            "control": [
+                {"role": role, "plugins": [summary(entries[p.id]) for p in members]}
+                for role, members in view.control
+            ],
+        }
+    )
+
+
+@router.get(
+    "/api/v1/plugins/{plugin_id}",
+    summary="One plugin with its canonical descriptor",
+    response_model=PluginDetail,
+    responses=errors_doc(*_AUTH, "plugin_not_found"),
+)
+async def show_plugin(
+    plugin_id: str, request: Request, principal: Annotated[Principal, Depends(caller)]
+) -> Response:
+    plugin = request.app.state.yard.registry.require(plugin_id)
+    return json_response(summary(plugin) | {"descriptor": plugin.descriptor.to_data()})
+
+
+@router.get(
+    "/api/v1/plugins/{plugin_id}/health",
+    summary="Availability and the health checker's view of one plugin",
+    response_model=HealthReport,
+    responses=errors_doc(*_AUTH, "plugin_not_found"),
+)
+async def plugin_health(
+    plugin_id: str, request: Request, principal: Annotated[Principal, Depends(caller)]
+) -> Response:
+    yard: Yard = request.app.state.yard
+    plugin = yard.registry.require(plugin_id)
+    runtime = plugin.descriptor.runtime
+    checked = bool(getattr(runtime, "health_check_url", None))
+    health = yard.health.health(plugin_id) if yard.health is not None else None
+    return json_response(
+        {
+            "plugin_id": plugin.id,
+            "available": plugin.available,
+            "unavailable_reason": plugin.unavailable_reason,
+            "checked": checked,
+            "health": health.to_dict() if health is not None else None,
+        }
+    )
+
+
+_REGISTER_ERRORS = errors_doc(
+    *_AUTH,
+    "permission_denied",
+    "outbound_blocked",
+    "duplicate_plugin",
+    "request_too_large",
+    "unsupported_media_type",
+    "manifest_invalid_value",
+    "unsupported_type",
+    "store_error",
+)
+
+
+@router.post(
+    "/api/v1/plugins/register",
+    summary="Register (or re-register) external http plugins; admin only",
+    response_model=Registration,
+    responses=_REGISTER_ERRORS,
+    openapi_extra=_REGISTER_BODY,
+)
+@router.post(
+    "/api/plugins/register",
+    summary="The HomeClaw path of the same registration",
+    response_model=Registration,
+    responses=_REGISTER_ERRORS,
+    openapi_extra=_REGISTER_BODY,
+)
+async def register(request: Request, principal: Annotated[Principal, Depends(admin)]) -> Response:
+    body = await read_json(request)
+    if not isinstance(body, dict | list):
+        raise PlugyardError("the body must be a registration object", code="invalid_request")
+    yard: Yard = request.app.state.yard
+    events = await yard.register_external(body)
+    registered = sorted({e.plugin_id for e in events} | _ids(body))
+    return json_response(
+        {
+            "registered": registered,
+            "changes": [{"kind": e.kind, "plugin_id": e.plugin_id} for e in events],
+        }
+    )
+
+
+@router.delete(
+    "/api/v1/plugins/{plugin_id}",
+    summary="Unregister an external plugin; admin only",
+    response_model=Unregistration,
+    responses=errors_doc(*_AUTH, "permission_denied", "plugin_not_found", "store_error"),
+)
+async def unregister(
+    plugin_id: str, request: Request, principal: Annotated[Principal, Depends(admin)]
+) -> Response:
+    yard: Yard = request.app.state.yard
+    event = await run_in_threadpool(yard.unregister_external, plugin_id)
+    if event is None:
+        raise NotFoundError(f"no plugin {plugin_id!r}", code="plugin_not_found")
+    return json_response({"plugin_id": plugin_id, "removed": True})
+
+
+def _ids(body: Any) -> set[str]:
+    items = body if isinstance(body, list) else [body]
+    found = set()
+    for item in items:
+        if isinstance(item, dict):
+            for key in ("plugin_id", "id"):
+                if isinstance(item.get(key), str):
+                    found.add(item[key])
+                    break
+    return found

@@ -1,0 +1,73 @@
+"""Discovery over HTTP: ``search`` (ranked plugins with scores and why) and
+``tools_for`` (function-calling definitions of just those). Both run in a worker thread:
+the first one builds the index and loads the embedding model."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from plugyard.discovery.query import Filters
+from plugyard.server.auth import caller
+from plugyard.server.bodies import SearchReply, ToolsReply
+from plugyard.server.errors import json_response
+from plugyard.server.routes.documented import errors_doc
+from plugyard.store.keys import Principal
+from plugyard.yard import Yard
+
+router = APIRouter(tags=["discovery"])
+_ERRORS = errors_doc("unauthenticated", "invalid_request", "invalid_query", "export_unsupported")
+
+
+def _filters(family: list[str] | None, capability: str | None, unavailable: bool) -> Filters:
+    return Filters(
+        family=tuple(family) if family else None,
+        capability=capability,
+        include_unavailable=unavailable,
+    )
+
+
+@router.get(
+    "/api/v1/search",
+    summary="The plugins that best match a query",
+    response_model=SearchReply,
+    responses=_ERRORS,
+)
+async def search(
+    request: Request,
+    principal: Annotated[Principal, Depends(caller)],
+    q: Annotated[str, Query(min_length=1, max_length=4000, description="What the user asks.")],
+    k: Annotated[int, Query(ge=1, le=100)] = 5,
+    family: Annotated[list[str] | None, Query()] = None,
+    capability: Annotated[str | None, Query()] = None,
+    include_unavailable: Annotated[bool, Query()] = False,
+) -> Response:
+    yard: Yard = request.app.state.yard
+    filters = _filters(family, capability, include_unavailable)
+    matches = await run_in_threadpool(yard.search, q, k, filters)
+    return json_response({"query": q, "matches": [m.to_dict() for m in matches]})
+
+
+@router.get(
+    "/api/v1/tools",
+    summary="Function-calling definitions of the operations that match a query",
+    response_model=ToolsReply,
+    responses=_ERRORS,
+)
+async def tools_for(
+    request: Request,
+    principal: Annotated[Principal, Depends(caller)],
+    q: Annotated[str, Query(min_length=1, max_length=4000)],
+    k: Annotated[int, Query(ge=1, le=100)] = 5,
+    format: Annotated[Literal["openai", "anthropic", "mcp"], Query()] = "openai",
+    family: Annotated[list[str] | None, Query()] = None,
+    capability: Annotated[str | None, Query()] = None,
+    include_unavailable: Annotated[bool, Query()] = False,
+) -> Response:
+    yard: Yard = request.app.state.yard
+    filters = _filters(family, capability, include_unavailable)
+    tools = await run_in_threadpool(yard.tools_for, q, k, format, filters)
+    return json_response({"query": q, "format": format, "tools": tools})

@@ -1,0 +1,138 @@
+"""The audit log's rows: appended one at a time under the log's write lock.
+
+The store only keeps the order: :meth:`AuditRepository.append` hands the caller the next
+sequence number and the previous row's hash *inside* the write lock, so the caller's
+chain link (computed in ``execution.audit_chain``) can never fork, whichever process
+writes. Rows are never updated or deleted by plugyard.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+from plugyard.store.rawdb import Extra, RawDb, json_in, json_out, raw_db
+
+if TYPE_CHECKING:
+    from plugyard.store.store import Store
+
+#: The ``prev_hash`` of the first event.
+GENESIS = "0" * 64
+#: Serialises appends on PostgreSQL (an arbitrary, fixed advisory-lock key).
+_CHAIN_LOCK = 0x617564697463
+
+
+class AuditRecord(NamedTuple):
+    """One row of ``audit_events``, in column order; ``hash`` covers every other column.
+    A named tuple: it is built on every governed call and bound to the INSERT as is."""
+
+    seq: int
+    kind: str
+    recorded_at: str
+    started_at: str | None
+    request_id: str | None
+    subject: str | None
+    plugin_id: str | None
+    operation: str | None
+    params_hash: str | None
+    decision: str | None
+    approver: str | None
+    policy_version: str | None
+    status: str
+    error_code: str | None
+    duration_ms: float | None
+    detail: Any
+    prev_hash: str
+    hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._asdict()
+
+
+#: ``build(seq, prev_hash)`` → the record to store at ``seq``.
+Build = Callable[[int, str], AuditRecord]
+
+
+class AuditRepository(Protocol):
+    def append(self, build: Build, extra: Extra | None = None) -> AuditRecord:
+        """Store ``build(next_seq, prev_hash)``; ``extra`` runs in the same transaction."""
+        ...
+
+    def scan(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
+        """Records with ``seq > after`` in order, at most ``limit``."""
+        ...
+
+    def tail(self, count: int) -> list[AuditRecord]:
+        """The newest ``count`` records, oldest first."""
+        ...
+
+
+class MemoryAuditRepository:
+    def __init__(self) -> None:
+        self._rows: list[AuditRecord] = []
+        self._lock = threading.Lock()
+
+    def append(self, build: Build, extra: Extra | None = None) -> AuditRecord:
+        with self._lock:
+            last = self._rows[-1] if self._rows else None
+            record = build(last.seq + 1 if last else 1, last.hash if last else GENESIS)
+            self._rows.append(record)
+        if extra is not None:
+            extra(None)
+        return record
+
+    def scan(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
+        return [r for r in self._rows if r.seq > after][:limit]
+
+    def tail(self, count: int) -> list[AuditRecord]:
+        return list(self._rows[-count:]) if count > 0 else []
+
+    def overwrite(self, seq: int, record: AuditRecord) -> None:
+        """Overwrite one row: only tests tampering with the log use this."""
+        self._rows = [record if r.seq == seq else r for r in self._rows]
+
+
+NAMES: tuple[str, ...] = AuditRecord._fields
+_DETAIL = NAMES.index("detail")
+_COLUMNS = ", ".join(NAMES)
+_INSERT = f"INSERT INTO audit_events ({_COLUMNS}) VALUES ({', '.join('?' * len(NAMES))})"
+_LAST = "SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1"
+
+
+class SqlAuditRepository:
+    def __init__(self, store: Store) -> None:
+        self._db: RawDb = raw_db(store)
+
+    def append(self, build: Build, extra: Extra | None = None) -> AuditRecord:
+        with self._db.write(lock_key=_CHAIN_LOCK) as tx:
+            last = tx.one(_LAST)
+            record = build(int(last[0]) + 1 if last else 1, str(last[1]) if last else GENESIS)
+            values: tuple[Any, ...] = record
+            if record.detail is not None:
+                values = record._replace(detail=json_in(record.detail))
+            tx.execute_positional(_INSERT, values)
+            if extra is not None:
+                extra(tx)
+        return record
+
+    def scan(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
+        with self._db.read() as tx:
+            rows = tx.all(
+                f"SELECT {_COLUMNS} FROM audit_events WHERE seq > :after ORDER BY seq LIMIT :n",
+                {"after": after, "n": limit},
+            )
+        return [_record(r) for r in rows]
+
+    def tail(self, count: int) -> list[AuditRecord]:
+        with self._db.read() as tx:
+            rows = tx.all(
+                f"SELECT {_COLUMNS} FROM audit_events ORDER BY seq DESC LIMIT :n", {"n": count}
+            )
+        return [_record(r) for r in reversed(rows)]
+
+
+def _record(row: tuple[Any, ...]) -> AuditRecord:
+    values = list(row)
+    values[_DETAIL] = json_out(values[_DETAIL])
+    return AuditRecord(*values)

@@ -1,0 +1,202 @@
+"""Feed rows: scheduled operations, their owner, their last result and cursor.
+
+A run is claimed by moving ``next_run_at`` forward with a conditional ``UPDATE`` (the
+old value in the ``WHERE``), so two schedulers — two replicas — never run one tick twice.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from plugyard.store.rawdb import RawDb, json_in, json_out, raw_db
+
+if TYPE_CHECKING:
+    from plugyard.store.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class FeedRow:
+    id: str
+    owner: str
+    roles: tuple[str, ...]
+    plugin_id: str
+    operation: str
+    params: Any
+    interval_s: float | None
+    cron: str | None
+    enabled: bool
+    next_run_at: float
+    created_at: float
+    last_run_at: float | None = None
+    last_status: str | None = None
+    last_result: Any = None
+    next_cursor: str | None = None
+    runs: int = 0
+
+
+class FeedRepository(Protocol):
+    def create(self, row: FeedRow) -> None: ...
+
+    def get(self, feed_id: str) -> FeedRow | None: ...
+
+    def all(self, owner: str | None = None) -> list[FeedRow]: ...
+
+    def due(self, now: float, limit: int = 100) -> list[FeedRow]: ...
+
+    def claim(self, feed_id: str, expected_next: float, next_run_at: float) -> bool:
+        """Move ``next_run_at`` from ``expected_next`` on; ``True`` for the one winner."""
+        ...
+
+    def record(
+        self, feed_id: str, at: float, status: str, result: Any, next_cursor: str | None
+    ) -> None: ...
+
+    def delete(self, feed_id: str) -> bool: ...
+
+    def set_enabled(self, feed_id: str, enabled: bool) -> bool: ...
+
+
+class MemoryFeedRepository:
+    def __init__(self) -> None:
+        self._rows: dict[str, FeedRow] = {}
+        self._lock = threading.Lock()
+
+    def create(self, row: FeedRow) -> None:
+        with self._lock:
+            self._rows[row.id] = row
+
+    def get(self, feed_id: str) -> FeedRow | None:
+        return self._rows.get(feed_id)
+
+    def all(self, owner: str | None = None) -> list[FeedRow]:
+        rows = [r for r in self._rows.values() if owner is None or r.owner == owner]
+        return sorted(rows, key=lambda r: (r.created_at, r.id))
+
+    def due(self, now: float, limit: int = 100) -> list[FeedRow]:
+        rows = [r for r in self._rows.values() if r.enabled and r.next_run_at <= now]
+        return sorted(rows, key=lambda r: (r.next_run_at, r.id))[:limit]
+
+    def claim(self, feed_id: str, expected_next: float, next_run_at: float) -> bool:
+        with self._lock:
+            row = self._rows.get(feed_id)
+            if row is None or row.next_run_at != expected_next:
+                return False
+            self._rows[feed_id] = replace(row, next_run_at=next_run_at)
+            return True
+
+    def record(
+        self, feed_id: str, at: float, status: str, result: Any, next_cursor: str | None
+    ) -> None:
+        with self._lock:
+            row = self._rows.get(feed_id)
+            if row is not None:
+                self._rows[feed_id] = replace(
+                    row,
+                    last_run_at=at,
+                    last_status=status,
+                    last_result=result,
+                    next_cursor=next_cursor,
+                    runs=row.runs + 1,
+                )
+
+    def delete(self, feed_id: str) -> bool:
+        with self._lock:
+            return self._rows.pop(feed_id, None) is not None
+
+    def set_enabled(self, feed_id: str, enabled: bool) -> bool:
+        with self._lock:
+            row = self._rows.get(feed_id)
+            if row is None:
+                return False
+            self._rows[feed_id] = replace(row, enabled=enabled)
+            return True
+
+
+_NAMES = [f.name for f in fields(FeedRow)]
+_COLUMNS = ", ".join(_NAMES)
+
+
+class SqlFeedRepository:
+    def __init__(self, store: Store) -> None:
+        self._db: RawDb = raw_db(store)
+
+    def create(self, row: FeedRow) -> None:
+        values = {n: getattr(row, n) for n in _NAMES}
+        for name in ("roles", "params", "last_result"):
+            value = values[name]
+            values[name] = json_in(list(value) if name == "roles" else value)
+        with self._db.write() as tx:
+            tx.execute(
+                f"INSERT INTO feeds ({_COLUMNS}) VALUES ({', '.join(':' + n for n in _NAMES)})",
+                values,
+            )
+
+    def get(self, feed_id: str) -> FeedRow | None:
+        with self._db.read() as tx:
+            found = tx.one(f"SELECT {_COLUMNS} FROM feeds WHERE id = :id", {"id": feed_id})
+        return _row(found) if found is not None else None
+
+    def all(self, owner: str | None = None) -> list[FeedRow]:
+        where = "WHERE owner = :o " if owner is not None else ""
+        with self._db.read() as tx:
+            rows = tx.all(
+                f"SELECT {_COLUMNS} FROM feeds {where}ORDER BY created_at, id", {"o": owner}
+            )
+        return [_row(r) for r in rows]
+
+    def due(self, now: float, limit: int = 100) -> list[FeedRow]:
+        with self._db.read() as tx:
+            rows = tx.all(
+                f"SELECT {_COLUMNS} FROM feeds WHERE enabled = :t AND next_run_at <= :now "
+                "ORDER BY next_run_at, id LIMIT :n",
+                {"t": True, "now": now, "n": limit},
+            )
+        return [_row(r) for r in rows]
+
+    def claim(self, feed_id: str, expected_next: float, next_run_at: float) -> bool:
+        with self._db.write() as tx:
+            changed = tx.execute(
+                "UPDATE feeds SET next_run_at = :next WHERE id = :id AND next_run_at = :old",
+                {"next": next_run_at, "id": feed_id, "old": expected_next},
+            )
+        return changed == 1
+
+    def record(
+        self, feed_id: str, at: float, status: str, result: Any, next_cursor: str | None
+    ) -> None:
+        with self._db.write() as tx:
+            tx.execute(
+                "UPDATE feeds SET last_run_at = :at, last_status = :status, "
+                "last_result = :result, next_cursor = :cursor, runs = runs + 1 WHERE id = :id",
+                {
+                    "at": at,
+                    "status": status,
+                    "result": json_in(result),
+                    "cursor": next_cursor,
+                    "id": feed_id,
+                },
+            )
+
+    def delete(self, feed_id: str) -> bool:
+        with self._db.write() as tx:
+            return tx.execute("DELETE FROM feeds WHERE id = :id", {"id": feed_id}) == 1
+
+    def set_enabled(self, feed_id: str, enabled: bool) -> bool:
+        with self._db.write() as tx:
+            return (
+                tx.execute(
+                    "UPDATE feeds SET enabled = :e WHERE id = :id", {"e": enabled, "id": feed_id}
+                )
+                == 1
+            )
+
+
+def _row(found: tuple[Any, ...]) -> FeedRow:
+    values = dict(zip(_NAMES, found, strict=True))
+    values["roles"] = tuple(json_out(values["roles"]) or ())
+    values["params"] = json_out(values["params"])
+    values["last_result"] = json_out(values["last_result"])
+    values["enabled"] = bool(values["enabled"])
+    return FeedRow(**values)

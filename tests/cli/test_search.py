@@ -1,0 +1,89 @@
+"""``plugyard search`` and ``plugyard index rebuild`` on the embedded store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from plugyard.cli.main import cli
+
+ENV = {"PLUGYARD_EMBEDDER": "hashing"}
+
+
+def run(db: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["--db", str(db), *args], env=env or ENV)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_search_prints_ranked_plugins_with_operation_and_why(tmp_path: Path) -> None:
+    code, out, _ = run(tmp_path / "s.db", "search", "convert 10 km to miles", "-k", "2")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["1.", lines[0].split()[1], "unit-convert"]
+    assert "convert" in lines[0]
+    assert "keywords" in lines[1]
+    assert len([line for line in lines if line[:3].strip().endswith(".")]) == 2
+
+
+def test_search_json_lists_matches(tmp_path: Path) -> None:
+    code, out, _ = run(tmp_path / "s.db", "search", "what time is it in Tokyo", "--json")
+    matches = json.loads(out)
+    assert code == 0
+    assert matches[0]["plugin"] == "time-zones"
+    assert len(matches) == 5
+    assert set(matches[0]) >= {"plugin", "operation", "score", "why", "family", "available"}
+
+
+def test_search_filters_by_family_and_capability(tmp_path: Path) -> None:
+    code, out, _ = run(tmp_path / "s.db", "search", "notes", "--family", "kb", "--json")
+    assert code == 0
+    assert [m["plugin"] for m in json.loads(out)] == ["kb-lexical"]
+    code, out, _ = run(
+        tmp_path / "s.db", "search", "cache", "--capability", "CACHING", "-k", "10", "--json"
+    )
+    found = {m["plugin"] for m in json.loads(out)}
+    assert code == 0
+    assert {"cache-memory", "observer-passthrough"} <= found  # ALL stands under CACHING
+    assert "calculator" not in found
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["   "], "empty"),
+        (["weather", "-k", "0"], "between 1 and 100"),
+        (["x", "-k", "101"], "101"),
+    ],
+)
+def test_bad_input_exits_2_with_invalid_query(
+    tmp_path: Path, args: list[str], fragment: str
+) -> None:
+    code, out, err = run(tmp_path / "s.db", "search", *args)
+    assert code == 2
+    assert "invalid_query" in err and fragment in err
+    code, out, _ = run(tmp_path / "s.db", "search", *args, "--json")
+    assert code == 2
+    assert json.loads(out)["error"]["code"] == "invalid_query"
+
+
+def test_an_unknown_embedder_setting_is_reported(tmp_path: Path) -> None:
+    code, _, err = run(tmp_path / "s.db", "search", "x", env={"PLUGYARD_EMBEDDER": "bogus"})
+    assert code == 1
+    assert "unknown embedder 'bogus'" in err
+
+
+def test_index_rebuild_embeds_everything_and_shows_progress(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    code, out, err = run(db, "index", "rebuild", "--json")
+    summary = json.loads(out)
+    assert code == 0
+    assert summary["plugins"] >= 18
+    assert summary["embedded"] == summary["entries"] > summary["plugins"]
+    assert summary["embedder"].startswith("hashing")
+    assert "embedding" in err
+    code, out, _ = run(db, "index", "rebuild")
+    assert code == 0
+    assert out.startswith(f"indexed {summary['plugins']} plugins")

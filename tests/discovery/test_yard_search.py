@@ -1,0 +1,58 @@
+"""The yard builds discovery from its settings and keeps it in step with its registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plugyard.discovery.embedders import HashingEmbedder
+from plugyard.discovery.query import Filters
+from plugyard.yard import Settings, Yard
+
+from .sample_catalog import registered
+
+
+def yard(tmp_path: Path, embedder: str = "hashing") -> Yard:
+    return Yard.from_settings(Settings(database=str(tmp_path / "y.db"), embedder=embedder))
+
+
+def test_the_embedder_comes_from_the_environment() -> None:
+    settings = Settings.from_env({"PLUGYARD_EMBEDDER": "hashing:64", "OLLAMA_HOST": "h:1"})
+    assert (settings.embedder, settings.ollama_url) == ("hashing:64", "h:1")
+    assert Settings.from_env({}).embedder is None  # → minilm
+
+
+def test_a_yard_searches_its_bundled_plugins(tmp_path: Path) -> None:
+    with yard(tmp_path) as y:
+        top = y.search("how many miles is 10 km", k=3)
+        assert (top[0].plugin_id, top[0].operation) == ("unit-convert", "convert")
+        assert isinstance(y.discovery.embedder, HashingEmbedder)
+        kb = y.search("knowledge", k=3, filters=Filters(family="kb"))
+        assert [m.plugin_id for m in kb] == ["kb-lexical"]
+
+
+def test_a_plugin_registered_later_is_found_at_once(tmp_path: Path) -> None:
+    with yard(tmp_path) as y:
+        y.search("anything")
+        y.registry.register(registered("stocks"))
+        assert y.search("latest share price for a ticker", k=1)[0].plugin_id == "stocks"
+        y.registry.unregister("stocks")
+        assert all(m.plugin_id != "stocks" for m in y.search("share price ticker", k=10))
+
+
+def test_tools_for_returns_function_definitions(tmp_path: Path) -> None:
+    with yard(tmp_path) as y:
+        tools = y.tools_for("what time is it in Tokyo", k=1, format="anthropic")
+        assert [t["name"] for t in tools] == ["time-zones__now"]
+        assert tools[0]["input_schema"]["type"] == "object"
+
+
+def test_a_restart_embeds_nothing_and_another_embedder_embeds_everything(tmp_path: Path) -> None:
+    with yard(tmp_path) as y:
+        first = y.discovery.start()
+        assert first.embedded == len(y.discovery.index) > 18
+    with yard(tmp_path) as y:
+        assert y.discovery.start().embedded == 0
+    with yard(tmp_path, "hashing:64") as y:
+        again = y.discovery.start()
+        assert again.embedded == len(y.discovery.index)
+        assert y.search("convert km to miles", k=1)[0].plugin_id == "unit-convert"

@@ -1,0 +1,84 @@
+"""A governed executor over the test doubles: memory twins, or a SQLite store."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from plugyard.execution.executor import CallRequest, Executor
+from plugyard.execution.governance import Governance
+from plugyard.execution.result import Result
+from plugyard.policy.book import PolicyBook, facts_from
+from plugyard.runtimes.base import CallContext
+from plugyard.store.policies import MemoryPolicyRepository, SqlPolicyRepository
+from plugyard.store.store import Store
+
+from .conftest import FunctionRuntime, Table
+
+KEYS = {"PLUGYARD_AUDIT_KEY": "ab" * 32, "PLUGYARD_SECRETS_KEY": "cd" * 32}
+
+
+@dataclass
+class Governed:
+    executor: Executor
+    governance: Governance
+    book: PolicyBook
+
+    def call(
+        self,
+        plugin: str,
+        op: str | None,
+        params: dict[str, Any] | None = None,
+        *,
+        subject: str | None = "bob",
+        receipt: str | None = None,
+        key: str | None = None,
+        roles: tuple[str, ...] = (),
+        **context: Any,
+    ) -> Result:
+        return asyncio.run(
+            self.acall(
+                plugin,
+                op,
+                params,
+                subject=subject,
+                receipt=receipt,
+                key=key,
+                roles=roles,
+                **context,
+            )
+        )
+
+    async def acall(
+        self,
+        plugin: str,
+        op: str | None,
+        params: dict[str, Any] | None = None,
+        *,
+        subject: str | None = "bob",
+        receipt: str | None = None,
+        key: str | None = None,
+        roles: tuple[str, ...] = (),
+        **context: Any,
+    ) -> Result:
+        ctx = CallContext("req", subject=subject, roles=roles, idempotency_key=key, **context)
+        request = CallRequest(plugin, op, dict(params or {}), ctx, approval_receipt=receipt)
+        return await self.executor.call(request)
+
+
+def governed(
+    table: Table, runtime: FunctionRuntime, policy: str | None = None, store: Store | None = None
+) -> Governed:
+    if store is None:
+        governance = Governance.in_memory()
+        book = PolicyBook(MemoryPolicyRepository(), facts=facts_from(table.find))
+    else:
+        governance = Governance.over(store, environ=KEYS)
+        book = PolicyBook(SqlPolicyRepository(store), facts=facts_from(table.find))
+    if policy is not None:
+        book.load_text(policy)
+    executor = Executor(
+        table, {"python": runtime}, policy=book, audit=governance.audit, governance=governance
+    )
+    return Governed(executor, governance, book)

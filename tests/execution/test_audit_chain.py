@@ -1,0 +1,130 @@
+"""The durable audit chain: it verifies, it names where it breaks, and a writer killed
+with SIGKILL loses no acknowledged event."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import signal
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from plugyard.execution.audit_chain import ChainedAudit
+from plugyard.execution.governance import Governance
+from plugyard.execution.keys import AUDIT_KEY, load_key
+from plugyard.store.audit import MemoryAuditRepository, SqlAuditRepository
+from plugyard.store.store import Store
+
+from .governed import KEYS
+
+
+def fill(audit: ChainedAudit, n: int) -> None:
+    for i in range(n):
+        audit.append(
+            "call",
+            status="success",
+            subject="bob",
+            plugin_id="p",
+            operation="o",
+            request_id=f"r{i}",
+            params_hash="0" * 64,
+            decision="allow",
+        )
+
+
+def test_an_untouched_chain_verifies(tmp_path: Path) -> None:
+    store = Store.open(str(tmp_path / "a.db"))
+    audit = Governance.over(store, environ=KEYS).audit
+    fill(audit, 50)
+    check = audit.verify(page=7)
+    assert check.ok and check.events == 50 and check.head_seq == 50
+
+
+def test_editing_a_row_breaks_the_chain_at_that_row(tmp_path: Path) -> None:
+    store = Store.open(str(tmp_path / "a.db"))
+    audit = Governance.over(store, environ=KEYS).audit
+    fill(audit, 20)
+    store.close()
+    with sqlite3.connect(tmp_path / "a.db") as db:
+        db.execute("UPDATE audit_events SET status = 'error' WHERE seq = 13")
+    check = ChainedAudit(
+        SqlAuditRepository(Store.open(str(tmp_path / "a.db"))),
+        bytes.fromhex(KEYS["PLUGYARD_AUDIT_KEY"]),
+    ).verify()
+    assert not check.ok and check.broken_at == 13 and check.events == 12
+
+
+def test_deleting_a_row_or_using_another_key_is_detected() -> None:
+    repo = MemoryAuditRepository()
+    audit = ChainedAudit(repo, b"k" * 32)
+    fill(audit, 5)
+    assert not ChainedAudit(repo, b"x" * 32).verify().ok
+    repo._rows.pop(2)  # the event with seq 3
+    check = audit.verify()
+    assert not check.ok and check.broken_at == 4 and "sequence" in (check.reason or "")
+
+
+def test_an_event_recomputed_without_the_key_does_not_verify() -> None:
+    repo = MemoryAuditRepository()
+    audit = ChainedAudit(repo, b"k" * 32)
+    fill(audit, 3)
+    forged = repo._rows[1]._replace(subject="mallory")
+    repo.overwrite(2, forged)
+    assert audit.verify().broken_at == 2
+
+
+def test_keys_come_from_the_environment_or_a_file_created_once(tmp_path: Path) -> None:
+    first = load_key(AUDIT_KEY, tmp_path, {})
+    assert (tmp_path / "audit.key").exists()
+    assert oct((tmp_path / "audit.key").stat().st_mode & 0o777) == "0o600"
+    assert load_key(AUDIT_KEY, tmp_path, {}) == first
+    assert load_key(AUDIT_KEY, tmp_path, {"PLUGYARD_AUDIT_KEY": "ab" * 32}) == b"\xab" * 32
+
+
+# ------------------------------------------------------------- kill -9, 30 rounds
+
+ROUNDS = 30
+
+
+def _writer(database: str, acks: Any) -> None:
+    audit = Governance.over(Store.open(database), environ=KEYS).audit
+    i = 0
+    while True:
+        record = audit.append(
+            "call",
+            status="success",
+            request_id=f"w{os.getpid()}-{i}",
+            subject="bob",
+            plugin_id="p",
+            operation="o",
+        )
+        acks.send(record.seq)  # acknowledged only once committed
+        i += 1
+
+
+def test_killing_a_writer_thirty_times_loses_no_acknowledged_event(tmp_path: Path) -> None:
+    database = str(tmp_path / "kill.db")
+    Store.open(database).close()
+    context = multiprocessing.get_context("fork")
+    acknowledged: list[int] = []
+    rng = random.Random(7)
+    for _ in range(ROUNDS):
+        receiving, sending = context.Pipe(duplex=False)
+        writer = context.Process(target=_writer, args=(database, sending))
+        writer.start()
+        sending.close()
+        wanted = rng.randint(1, 40)
+        for _ in range(wanted):
+            acknowledged.append(receiving.recv())
+        os.kill(writer.pid or 0, signal.SIGKILL)  # mid-stream: it is still writing
+        writer.join()
+        receiving.close()
+    with sqlite3.connect(database) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        stored = {row[0] for row in db.execute("SELECT seq FROM audit_events")}
+    assert set(acknowledged) <= stored  # 0 acknowledged events lost
+    check = Governance.over(Store.open(database), environ=KEYS).audit.verify()
+    assert check.ok, check
+    assert check.events == len(stored) >= len(acknowledged)

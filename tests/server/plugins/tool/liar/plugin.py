@@ -1,0 +1,2 @@
+def lie():
+    return {"n": "not a number"}

@@ -1,0 +1,4 @@
+async def count(n):
+    for i in range(n):
+        yield f"step {i}"
+    yield {"total": n}
