@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import replace as copy_with
 from typing import TYPE_CHECKING, Any, get_args
@@ -96,7 +97,7 @@ class Registry:
         """Register several plugins all-or-nothing: one refusal registers none."""
         batch = tuple(_checked(p) for p in plugins)
         ids = [p.id for p in batch]
-        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        repeated = sorted(i for i, n in Counter(ids).items() if n > 1)
         if repeated:
             raise RegistryError(f"plugin id {repeated[0]!r} given twice", code="duplicate_plugin")
         with self._lock:
