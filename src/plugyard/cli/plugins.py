@@ -12,36 +12,13 @@ from typing import Any
 import click
 
 from plugyard.manifest.model import FAMILIES
-from plugyard.manifest.palette import palette
-from plugyard.registry.model import RegisteredPlugin
+from plugyard.registry.listing import grouped, summary
 from plugyard.yard import Settings, Yard
 
 
 def open_yard(ctx: click.Context) -> Yard:
     db = (ctx.find_root().obj or {}).get("db")
     return Yard.from_settings(Settings.from_env(database=db))
-
-
-def _summary(plugin: RegisteredPlugin) -> dict[str, Any]:
-    d = plugin.descriptor
-    return {
-        "id": d.id,
-        "name": d.name,
-        "family": d.family,
-        "version": d.version,
-        "description": d.description,
-        "runtime": d.runtime.kind,
-        "source": plugin.source,
-        "dialect": plugin.dialect,
-        "available": plugin.available,
-        "unavailable_reason": plugin.unavailable_reason,
-        "placement": {
-            "capabilities": list(d.placement.capabilities),
-            "role": d.placement.role,
-            "only_inside_group": d.placement.only_inside_group,
-        },
-        "operations": [op.id for op in d.operations],
-    }
 
 
 @click.group("plugins")
@@ -60,16 +37,8 @@ def list_command(
     """Plugins grouped as the OLO palette does: by capability (ALL under every section),
     an Undefined section, and control components by role."""
     with open_yard(ctx) as yard:
-        entries = {p.id: p for p in yard.registry.list(family)}
-        view = palette([p.descriptor for p in entries.values()], capabilities or None)
-        sections: list[dict[str, Any]] = [
-            {"capability": name, "plugins": [_summary(entries[p.id]) for p in members]}
-            for name, members in view.sections
-        ]
-        control: list[dict[str, Any]] = [
-            {"role": role, "plugins": [_summary(entries[p.id]) for p in members]}
-            for role, members in view.control
-        ]
+        listing = grouped(yard.registry.list(family), capabilities or None)
+        sections, control = listing["sections"], listing["control"]
         if as_json:
             click.echo(json.dumps({"sections": sections, "control": control}, indent=2))
             return
@@ -99,7 +68,7 @@ def show_command(ctx: click.Context, plugin_id: str) -> None:
         if plugin is None:
             click.echo(json.dumps({"error": {"code": "plugin_not_found", "id": plugin_id}}))
             sys.exit(1)
-        out = _summary(plugin) | {"descriptor": plugin.descriptor.to_data()}
+        out = summary(plugin) | {"descriptor": plugin.descriptor.to_data()}
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
 
 

@@ -10,8 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from plugyard.errors import NotFoundError, PlugyardError
-from plugyard.manifest.palette import palette
-from plugyard.registry.model import RegisteredPlugin
+from plugyard.registry.listing import grouped, summary
 from plugyard.server.auth import admin, caller
 from plugyard.server.bodies import (
     HealthReport,
@@ -39,28 +38,6 @@ _REGISTER_BODY = {
 }
 
 
-def summary(plugin: RegisteredPlugin) -> dict[str, Any]:
-    d = plugin.descriptor
-    return {
-        "id": d.id,
-        "name": d.name,
-        "family": d.family,
-        "version": d.version,
-        "description": d.description,
-        "runtime": d.runtime.kind,
-        "source": plugin.source,
-        "dialect": plugin.dialect,
-        "available": plugin.available,
-        "unavailable_reason": plugin.unavailable_reason,
-        "placement": {
-            "capabilities": list(d.placement.capabilities),
-            "role": d.placement.role,
-            "only_inside_group": d.placement.only_inside_group,
-        },
-        "operations": [op.id for op in d.operations],
-    }
-
-
 @router.get(
     "/api/v1/plugins",
     summary="Plugins grouped by capability, as the OLO palette does",
@@ -78,20 +55,7 @@ async def list_plugins(
     ] = None,
 ) -> Response:
     yard: Yard = request.app.state.yard
-    entries = {p.id: p for p in yard.registry.list(family)}
-    view = palette([p.descriptor for p in entries.values()], capability or None)
-    return json_response(
-        {
-            "sections": [
-                {"capability": name, "plugins": [summary(entries[p.id]) for p in members]}
-                for name, members in view.sections
-            ],
-            "control": [
-                {"role": role, "plugins": [summary(entries[p.id]) for p in members]}
-                for role, members in view.control
-            ],
-        }
-    )
+    return json_response(grouped(yard.registry.list(family), capability or None))
 
 
 @router.get(
