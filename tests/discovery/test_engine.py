@@ -1,9 +1,11 @@
 import numpy as np
 import pytest
 
+from plugyard.discovery import documents
 from plugyard.discovery.documents import Document, from_mapping
 from plugyard.discovery.embedders import HashingEmbedder
 from plugyard.discovery.engine import HybridIndex
+from plugyard.discovery.fusion import decompose
 
 CATALOG = [
     Document("weather", "Weather Tool", "Forecasts and current weather for any city."),
@@ -24,9 +26,11 @@ class CountingEmbedder(HashingEmbedder):
     def __init__(self) -> None:
         super().__init__(dim=256)
         self.texts = 0
+        self.calls: list[list[str]] = []
 
     def embed(self, texts):  # type: ignore[no-untyped-def]
         self.texts += len(texts)
+        self.calls.append(list(texts))
         return super().embed(texts)
 
 
@@ -134,3 +138,63 @@ def test_fields_and_hash() -> None:
         "details": "op one Parameters: city_name",
     }
     assert doc.content_hash() != from_mapping("x", {"name": "X"}).content_hash()
+
+    assert doc.filled_fields() == fields
+
+
+def test_an_absent_field_borrows_the_next_shorter_one() -> None:
+    bare = Document("bare", "Sky", "Forecasts the weather.")
+    assert bare.filled_fields() == {
+        "name": "Sky",
+        "description": "Forecasts the weather.",
+        "details": "Forecasts the weather.",
+    }
+    assert Document("n", "Sky").filled_fields()["details"] == "Sky"
+
+
+def test_a_borrowed_field_is_embedded_once_and_counted_twice() -> None:
+    emb = CountingEmbedder()
+    ix = HybridIndex(emb)
+    ix.upsert([Document("bare", "Sky", "Forecasts the weather.")])
+    assert emb.calls == [["Sky", "Forecasts the weather."]]
+    name, description = HashingEmbedder(dim=256).embed(["Sky", "Forecasts the weather."])
+    np.testing.assert_allclose(ix.vector("bare"), (name + 2 * description) / 3, atol=1e-6)
+    ix.upsert([Document("only-name", "Sky")])
+    np.testing.assert_allclose(ix.vector("only-name"), name, atol=1e-6)
+
+
+def test_the_hash_changes_with_the_vector_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Vectors stored under an older recipe must not be reused as current.
+    doc = CATALOG[0]
+    before = doc.content_hash()
+    monkeypatch.setattr(documents, "RECIPE", "another-recipe")
+    assert doc.content_hash() != before
+
+
+def test_a_chatty_query_also_embeds_its_content_words() -> None:
+    emb = CountingEmbedder()
+    ix = HybridIndex(emb)
+    ix.upsert(CATALOG)
+    emb.calls.clear()
+    query = "could you tell me the share price of a ticker"
+    assert ix.search(query, k=1)[0].doc_id == "stocks"
+    assert emb.calls == [[query], ["tell share price ticker"]]
+    emb.calls.clear()
+    ix.search("share price ticker", k=1)  # nothing to drop: one text
+    assert emb.calls == [["share price ticker"]]
+    off = HybridIndex(emb, query_view=False)
+    off.upsert(CATALOG)
+    emb.calls.clear()
+    off.search("could you tell me the share price", k=1)
+    assert emb.calls == [["could you tell me the share price"]]
+
+
+def test_decomposed_parts_follow_the_whole_query_and_its_view() -> None:
+    emb = CountingEmbedder()
+    ix = HybridIndex(emb)
+    ix.upsert(CATALOG)
+    emb.calls.clear()
+    query = "find a recipe for pasta and also search flights to Rome"
+    hits = ix.search(query, k=2, decompose=True)
+    assert {m.doc_id for m in hits} == {"recipes", "flights"}
+    assert emb.calls == [[query, *decompose(query)], ["find recipe pasta also search flights Rome"]]

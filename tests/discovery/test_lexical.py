@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from plugyard.discovery.documents import Document
-from plugyard.discovery.lexical import FieldedBM25, Tokeniser, _FieldIndex
+from plugyard.discovery.lexical import FieldedBM25, Tokeniser, _FieldIndex, content_words
 
 WORDS = [
     "weather",
@@ -106,3 +106,14 @@ def test_absent_field_borrows_the_description() -> None:
     )
     scores = bm.scores("weather")
     assert scores[0] > scores[1] > 0
+
+
+def test_content_words_drop_function_words_and_keep_the_rest_verbatim() -> None:
+    view = content_words("Could you please tell me the weather in São Paulo? It's for my trip.")
+    assert view == "please tell weather São Paulo It's trip"
+
+
+@pytest.mark.parametrize("text", ["weather forecast Paris", "what is it", "", "?!"])
+def test_content_words_are_empty_when_they_would_add_nothing(text: str) -> None:
+    # Nothing removed (the view would repeat the query) or nothing left.
+    assert content_words(text) == ""

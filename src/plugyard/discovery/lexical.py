@@ -41,6 +41,25 @@ STOPWORDS = frozenset(
 )
 
 
+_VIEW_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+
+
+def content_words(text: str) -> str:
+    """The text without English function words, for a second query embedding.
+
+    Chatty requests ("Could you please tell me if there is ...") put most of
+    their tokens into words that say nothing about the tool; embedding this
+    view beside the query and adding the two vectors leans the query towards
+    its content (DISCOVERY_LAB.md). Returns "" when nothing is left or
+    nothing was removed, since then the view adds no information.
+    """
+    words = _VIEW_WORD.findall(text)
+    kept = [w for w in words if w.lower() not in STOPWORDS]
+    if not kept or len(kept) == len(words):
+        return ""
+    return " ".join(kept)
+
+
 class Tokeniser:
     """Lower-case words, identifiers split (getWeather, city_name), stemmed."""
 
@@ -156,12 +175,10 @@ class FieldedBM25:
         """Index `doc` at `row`; `row == len(self)` appends."""
         if not 0 <= row <= len(self):
             raise IndexError(row)
-        texts = doc.fields()
         # An absent field borrows the next shorter one. Scores are summed
         # over fields, so without this a plugin with no long description
         # is outscored by any that has one (recall@1 0.576 -> 0.601 on DEV).
-        texts["description"] = texts["description"] or texts["name"]
-        texts["details"] = texts["details"] or texts["description"]
+        texts = doc.filled_fields()
         for f, index in self._fields.items():
             index.set_row(row, self.tokenise(texts[f]))
 
