@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from plugyard.manifest.palette import palette
 from plugyard.pipelines.model import DocumentModel, PipelineModel
+from plugyard.registry.listing import grouped
 from plugyard.registry.model import RegisteredPlugin
 
 
@@ -39,18 +39,7 @@ def palette_view(
     ``capabilities`` are a pipeline's, in its order (see :func:`capabilities_of`);
     without them every capability a plugin names gets a section, OLO's order first.
     """
-    entries = {p.id: p for p in plugins}
-    view = palette([p.descriptor for p in entries.values()], capabilities)
-    return {
-        "sections": [
-            {"capability": name, "plugins": [summary(entries[d.id]) for d in members]}
-            for name, members in view.sections
-        ],
-        "control": [
-            {"role": role, "plugins": [summary(entries[d.id]) for d in members]}
-            for role, members in view.control
-        ],
-    }
+    return grouped(plugins, capabilities, summary)
 
 
 def capabilities_of(document: DocumentModel, pipeline: str | None = None) -> list[str]:

@@ -3,7 +3,7 @@ the OLO palette groups them. The CLI and the REST API print the same shape."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from plugyard.manifest.palette import palette
@@ -34,18 +34,21 @@ def summary(plugin: RegisteredPlugin) -> dict[str, Any]:
 
 
 def grouped(
-    plugins: Iterable[RegisteredPlugin], capabilities: Sequence[str] | None = None
+    plugins: Iterable[RegisteredPlugin],
+    capabilities: Sequence[str] | None = None,
+    summarise: Callable[[RegisteredPlugin], dict[str, Any]] = summary,
 ) -> dict[str, list[dict[str, Any]]]:
-    """``{"sections": [{capability, plugins}], "control": [{role, plugins}]}``."""
+    """``{"sections": [{capability, plugins}], "control": [{role, plugins}]}``, each plugin
+    as ``summarise`` shows it."""
     entries = {p.id: p for p in plugins}
     view = palette([p.descriptor for p in entries.values()], capabilities)
     return {
         "sections": [
-            {"capability": name, "plugins": [summary(entries[p.id]) for p in members]}
+            {"capability": name, "plugins": [summarise(entries[p.id]) for p in members]}
             for name, members in view.sections
         ],
         "control": [
-            {"role": role, "plugins": [summary(entries[p.id]) for p in members]}
+            {"role": role, "plugins": [summarise(entries[p.id]) for p in members]}
             for role, members in view.control
         ],
     }
