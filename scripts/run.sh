@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The main job on the embedded default (SQLite in ./.plugyard, nothing to install): load
-# the bundled plugins of all four dialects into the store, list them as the OLO palette
-# groups them, and call one through the executor.
+# The main job on the embedded default: `plugyard serve` — the REST API (and /mcp) on
+# http://127.0.0.1:8000 over SQLite in ./.plugyard, the bundled plugins and offline search;
+# nothing else to install. The first start prints an admin API key once.
+# Arguments go to `plugyard serve` (e.g. --port 9000, --host 0.0.0.0, --db URL).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-plugyard plugins list
-plugyard call calculator --param expression="sqrt(2) * (3 + 4)^2"
+exec plugyard serve "$@"

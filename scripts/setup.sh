@@ -19,3 +19,5 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 export PATH="$venv/bin:$PATH"
+# The sandbox of untrusted plugins (docs/subprocess.md); quiet, and harmless without apt.
+command -v bwrap >/dev/null || apt-get install -y -qq bubblewrap >/dev/null 2>&1 || true

@@ -67,6 +67,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
         403, "The plugin used a host capability its manifest does not declare."
     ),
     "capability_unavailable": ErrorSpec(501, "This host does not offer that host capability."),
+    "wrapper_protocol_error": ErrorSpec(
+        502, "A subprocess wrapper broke the wire protocol; the worker was replaced."
+    ),
     # Governance (docs/governance.md).
     "policy_invalid": ErrorSpec(
         422, "The policy document is malformed or unknown; nothing is allowed."
@@ -107,6 +110,21 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "pipeline_invalid": ErrorSpec(422, "The pipeline document has faults; each is listed."),
     "pipeline_not_found": ErrorSpec(404, "No pipeline has that name."),
     "pipeline_run_not_found": ErrorSpec(404, "No pipeline run has that id."),
+    # Plugin packages (docs/packages.md lists the reasons inside package_invalid).
+    "package_invalid": ErrorSpec(
+        422, "The package zip is unsafe or malformed; details.reason says how."
+    ),
+    "package_refused": ErrorSpec(
+        422, "The import guard found forbidden imports in an untrusted package."
+    ),
+    "package_not_found": ErrorSpec(404, "No installed package has that name."),
+    # MCP servers as plugins (docs/mcp.md).
+    "tool_changed": ErrorSpec(
+        409, "The MCP tool's definition changed since it was approved; an admin must re-approve."
+    ),
+    "sandbox_unavailable": ErrorSpec(
+        503, "Untrusted code needs the bubblewrap sandbox, which is unavailable here."
+    ),
 }
 
 
@@ -226,3 +244,32 @@ class PipelineError(PlugyardError):
     ) -> None:
         super().__init__(message, code=code)
         self.problems = problems
+
+
+class PackageError(PlugyardError):
+    """A plugin package refused (``package_invalid`` with a ``reason``; ``package_refused``
+    with the import guard's findings) or not installed (``package_not_found``). The
+    server answers ``details`` in the error envelope."""
+
+    default_code = "package_invalid"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        reason: str | None = None,
+        findings: tuple[dict[str, object], ...] = (),
+    ) -> None:
+        super().__init__(message, code=code)
+        self.reason = reason
+        self.findings = findings
+
+    @property
+    def details(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        if self.reason is not None:
+            out["reason"] = self.reason
+        if self.findings:
+            out["findings"] = [dict(f) for f in self.findings]
+        return out

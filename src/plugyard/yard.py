@@ -17,7 +17,7 @@ from typing import Any
 
 from plugyard.builtins import BUILTINS_DIR
 from plugyard.discovery.choose import embedder_from_spec
-from plugyard.discovery.query import Filters, Match
+from plugyard.discovery.query import CanSee, Filters, Match, allow_all
 from plugyard.discovery.service import DiscoveryService
 from plugyard.discovery.vector_store import SqlVectorRepository
 from plugyard.errors import PlugyardError, RegistryError
@@ -28,19 +28,25 @@ from plugyard.execution.result import Result
 from plugyard.feeds.scheduler import FeedScheduler
 from plugyard.pipelines.service import PipelineService
 from plugyard.pipelines.store_sql import SqlPipelineStore
+from plugyard.policy.base import Subject
 from plugyard.policy.book import PolicyBook, facts_from
 from plugyard.registry.catalog import CatalogSource
 from plugyard.registry.entrypoints import EntryPointSource
 from plugyard.registry.intake import read_plugins
 from plugyard.registry.model import RegisteredPlugin, RegistryEvent
+from plugyard.registry.packages import Installer, PackageManager, PackageSource
 from plugyard.registry.registry import Registry
 from plugyard.registry.sources import FolderSource, PluginSource, SourceResult
 from plugyard.registry.sync import SyncReport, sync_on_start
 from plugyard.runtimes.base import CallContext, Runtime, Target
 from plugyard.runtimes.http import HealthChecker, HttpPluginRuntime, check_registration
+from plugyard.runtimes.mcp import McpPluginRuntime
 from plugyard.runtimes.outbound import OutboundClient, OutboundGuard
+from plugyard.runtimes.python.guard import scan_folder
 from plugyard.runtimes.python.runtime import InProcessRuntime
+from plugyard.runtimes.subprocess import SubprocessPluginRuntime, SubprocessSettings
 from plugyard.store.keys import SqlKeyRepository
+from plugyard.store.mcp_pins import SqlPinRepository, ToolPin
 from plugyard.store.policies import SqlPolicyRepository
 from plugyard.store.rawdb import raw_db
 from plugyard.store.store import Store
@@ -60,6 +66,9 @@ class Settings:
     # External HTTP plugins (docs/server.md): what the outbound guard lets through despite
     # its rules ("127.0.0.1:8765", "10.0.0.0/8"), and the health checks' hysteresis.
     outbound_allow: tuple[str, ...] = ()
+    # Subprocess wrappers (docs/subprocess.md): executables allowed beside the running
+    # Python interpreter and node (names on PATH or absolute paths).
+    subprocess_allow: tuple[str, ...] = ()
     health_interval_s: float = 10.0
     health_threshold: int = 3
     # Discovery's embedder (docs/discovery.md): minilm | hashing | openai:<url>:<model> |
@@ -71,6 +80,9 @@ class Settings:
     # policy, else none: allow all); governed=False drops the durable audit and the rest.
     policy_file: Path | None = None
     governed: bool = True
+    # Installed plugin packages (docs/packages.md); None → PLUGYARD_PACKAGES_DIR, else a
+    # ``packages`` folder beside the SQLite file (./.plugyard/packages by default).
+    packages_dir: Path | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -87,11 +99,17 @@ class Settings:
             outbound_allow=tuple(
                 a for a in env.get("PLUGYARD_OUTBOUND_ALLOW", "").split(",") if a.strip()
             ),
+            subprocess_allow=tuple(
+                a for a in env.get("PLUGYARD_SUBPROCESS_ALLOW", "").split(",") if a.strip()
+            ),
             embedder=env.get("PLUGYARD_EMBEDDER"),
             embedder_api_key=env.get("PLUGYARD_EMBEDDER_API_KEY") or env.get("OPENAI_API_KEY"),
             ollama_url=env.get("OLLAMA_HOST"),
             policy_file=Path(env["PLUGYARD_POLICY_FILE"])
             if env.get("PLUGYARD_POLICY_FILE")
+            else None,
+            packages_dir=Path(env["PLUGYARD_PACKAGES_DIR"])
+            if env.get("PLUGYARD_PACKAGES_DIR")
             else None,
         )
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
@@ -168,6 +186,10 @@ class Yard:
         outbound = OutboundClient(OutboundGuard.of(settings.outbound_allow))
         http = HttpPluginRuntime(outbound)
         runtimes: dict[str, Runtime] = {"python": InProcessRuntime(), "http": http}
+        runtimes["mcp"] = McpPluginRuntime(SqlPinRepository(store), outbound.guard)
+        runtimes["subprocess"] = SubprocessPluginRuntime(
+            SubprocessSettings(allow=settings.subprocess_allow)
+        )
         sources = [_Checked(s, runtimes) for s in _sources(settings)]
         report = sync_on_start(registry, sources)
         policy = governance = None
@@ -223,6 +245,27 @@ class Yard:
         """The ``k`` plugins that best match ``query`` (docs/discovery.md)."""
         return self.discovery.search(query, k, filters)
 
+    def rights(self, subject: str | None, roles: Sequence[str] = ()) -> CanSee:
+        """What ``subject`` may see in searches and listings: the operations the policy
+        lets it call (a plugin shows when one of its operations does). Without
+        governance, everything."""
+        book = self.policy
+        if book is None:
+            return allow_all
+        who = Subject(subject, tuple(roles))
+
+        def can_see(plugin_id: str, operation: str | None) -> bool:
+            return operation is None or book.visible(who, plugin_id, operation)
+
+        return can_see
+
+    def visible(self, plugin: RegisteredPlugin, can_see: CanSee) -> bool:
+        """Whether a listing shows ``plugin`` to a caller with ``can_see``."""
+        ops = plugin.descriptor.operations
+        return can_see(plugin.id, None) and (
+            not ops or any(can_see(plugin.id, op.id) for op in ops)
+        )
+
     def tools_for(
         self, query: str, k: int = 5, format: str = "openai", filters: Filters | None = None
     ) -> list[dict[str, Any]]:
@@ -260,6 +303,31 @@ class Yard:
             plugins.append(check(plugin, self.runtimes))
         return self.registry.register_many(plugins, replace=True)
 
+    def mcp_tool_pins(self, plugin_id: str | None = None) -> list[ToolPin]:
+        """The pinned and last seen definition hash of every MCP tool (docs/mcp.md)."""
+        runtime = self.runtimes["mcp"]
+        assert isinstance(runtime, McpPluginRuntime)
+        return runtime.tool_pins(plugin_id)
+
+    def approve_mcp_tool(self, plugin_id: str, tool: str, *, by: str | None = None) -> ToolPin:
+        """Trust the definition an MCP tool shows now, re-enabling a changed tool
+        (``operation_not_found`` when the tool was never seen). Audited when governed."""
+        runtime = self.runtimes["mcp"]
+        assert isinstance(runtime, McpPluginRuntime)
+        pin = runtime.approve(plugin_id, tool, by)
+        if pin is None:
+            raise PlugyardError(
+                f"no MCP tool {tool!r} was seen for plugin {plugin_id!r}",
+                code="operation_not_found",
+            )
+        if self.governance is not None:
+            self.governance.audit.append(
+                "mcp_tool", status="approved", subject=by, request_id=new_request_id(),
+                plugin_id=plugin_id, operation=tool, approver=by,
+                detail={"hash": pin.pinned_hash},
+            )  # fmt: skip
+        return pin
+
     def unregister_external(self, plugin_id: str) -> RegistryEvent | None:
         """Remove an external plugin (``plugin_not_found``; others: ``permission_denied``)."""
         held = self.registry.require(plugin_id)
@@ -284,6 +352,16 @@ class Yard:
         return Administration(self.governance, self.policy, self.executor, self.registry.list)
 
     @cached_property
+    def packages(self) -> PackageManager:
+        """Install, list and remove plugin packages (docs/packages.md)."""
+        root = packages_root(self.settings)
+        if root is None:
+            raise PlugyardError("this yard has no packages folder (Settings.packages_dir)",
+                                code="capability_unavailable")  # fmt: skip
+        installer = Installer(root, scan=scan_folder)
+        return PackageManager(installer, self.registry, lambda p: check(p, self.runtimes))
+
+    @cached_property
     def feeds(self) -> FeedScheduler:
         """Scheduled operations, run as their owner (docs/governance.md#feeds)."""
         if self.governance is None:
@@ -294,8 +372,15 @@ class Yard:
         )
 
     def close(self) -> None:
+        for runtime in self.runtimes.values():
+            kill_all = getattr(runtime, "kill_all", None)
+            if kill_all is not None:  # subprocess workers (their trees) die with the yard
+                kill_all()
         if self._discovery is not None:
             self._discovery.close()
+        stop_audit = getattr(self.executor.audit, "close", None)
+        if stop_audit is not None:  # the audit writer thread finishes its commits first
+            stop_audit()
         raw_db(self.store).close()
         self.store.close()
 
@@ -315,7 +400,26 @@ def _sources(settings: Settings) -> list[PluginSource]:
         sources.append(CatalogSource(settings.catalog))
     if settings.entrypoints:
         sources.append(EntryPointSource.of(settings.entrypoints))
+    packages = packages_root(settings)
+    if packages is not None:
+        sources.append(PackageSource(packages))
     return sources
+
+
+def packages_root(settings: Settings) -> Path | None:
+    """Where installed packages live; ``None`` for an in-memory store without a setting."""
+    if settings.packages_dir is not None:
+        return settings.packages_dir
+    database = settings.database
+    if database is None:
+        return Path(".plugyard") / "packages"
+    if database.startswith("sqlite:"):
+        database = database.partition(":///")[2] or ":memory:"
+    elif "://" in database:
+        return Path(".plugyard") / "packages"
+    if database in ("", ":memory:"):
+        return None
+    return Path(database).parent / "packages"
 
 
 def _egress(policy: PolicyBook) -> Callable[[RegisteredPlugin], tuple[str, ...]]:

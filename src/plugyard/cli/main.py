@@ -8,6 +8,8 @@ from plugyard import __version__
 from plugyard.cli.governance import COMMANDS as GOVERNANCE_COMMANDS
 from plugyard.cli.keys import keys_group
 from plugyard.cli.manifests import export_command, schema_command, validate_command
+from plugyard.cli.mcp import mcp_group
+from plugyard.cli.packages import packages_group
 from plugyard.cli.pipeline import palette_command, pipeline_group
 from plugyard.cli.plugins import call_command, plugins_group
 from plugyard.cli.search import index_group, search_command
@@ -39,6 +41,8 @@ cli.add_command(serve_command)
 cli.add_command(keys_group)
 cli.add_command(pipeline_group)
 cli.add_command(palette_command)
+cli.add_command(mcp_group)
+cli.add_command(packages_group)
 
 for governance_command in GOVERNANCE_COMMANDS:
     cli.add_command(governance_command)

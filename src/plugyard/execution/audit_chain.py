@@ -10,23 +10,29 @@ parameters hash (never the parameters), decision, approver, policy version, stat
 and UTC timestamps; refusals are audited like calls.
 
 An event is acknowledged only after its transaction commits: a writer killed at any
-moment loses at most the event it had not yet acknowledged.
+moment loses at most the events it had not yet acknowledged. Inside an event loop, the
+call events of one loop turn share one transaction (a group commit): each caller awaits
+:meth:`ChainedAudit.settle` before its result is handed out, so the commit still comes
+before the acknowledgement, but a server under load pays one commit per turn instead of
+one per call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import time
 from collections import deque
-from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import msgspec
 
 from plugyard.execution.audit import AuditEvent
-from plugyard.store.audit import GENESIS, AuditRecord, AuditRepository
+from plugyard.store.audit import GENESIS, AuditRecord, AuditRepository, Build
 from plugyard.store.rawdb import Extra
 
 _encode = msgspec.json.Encoder(order="sorted").encode
@@ -90,11 +96,18 @@ class ChainedAudit:
         self.repository = repository
         self._key = key
         self._recent: deque[AuditEvent] = deque(maxlen=recent)
+        # The group commit of each event loop that emits; commits run on one thread so
+        # the loop keeps serving while SQLite writes (and, now and then, checkpoints).
+        self._writers: dict[asyncio.AbstractEventLoop, _Writer] = {}
+        self._pool: ThreadPoolExecutor | None = None
 
     def emit(self, event: AuditEvent, extra: Extra | None = None) -> None:
-        """Append one call's event; ``extra`` (an idempotency completion) commits with it."""
+        """Append one call's event; ``extra`` (an idempotency completion) commits with it.
+
+        Inside a running event loop the event joins this turn's group commit; the caller
+        must ``await settle()`` before it acknowledges the call."""
         self._recent.append(event)
-        self._append(
+        build = self._builder(
             "call",
             iso(event.started_at),
             event.request_id,
@@ -109,8 +122,48 @@ class ChainedAudit:
             event.error_code,
             round(event.duration_ms, 3),
             None,
-            extra,
         )
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.repository.append(build, extra)
+            return
+        writer = self._writers.get(loop)
+        if writer is None:
+            writer = self._writers[loop] = _Writer(
+                loop, self.repository, self._thread(), lambda: self._writers.pop(loop, None)
+            )
+        writer.add(build, extra)
+
+    async def settle(self) -> None:
+        """Wait until every event emitted so far in this loop is durable (raises the
+        store's error if its group commit failed)."""
+        writer = self._writers.get(asyncio.get_running_loop())
+        if writer is not None and writer.collecting is not None:
+            await asyncio.shield(writer.collecting.done)
+
+    def flush_pending(self) -> None:
+        """Commit this loop's waiting events now, on this thread (a cancelled call cannot
+        wait: its loop may be closing)."""
+        try:
+            writer = self._writers.get(asyncio.get_running_loop())
+        except RuntimeError:
+            return
+        if writer is not None:
+            writer.write_now()
+
+    def close(self) -> None:
+        """Stop the writer thread (after the waiting commits)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self._writers.clear()
+
+    def _thread(self) -> ThreadPoolExecutor:
+        # One thread: commits leave in order, and SQLite has one writer anyway.
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="plugyard-audit")
+        return self._pool
 
     def append(self, kind: str, *, status: str, **values: Any) -> AuditRecord:
         """Append one event (``kind``: ``call``, or an administrative act such as
@@ -132,11 +185,12 @@ class ChainedAudit:
             get("error_code"),
             get("duration_ms"),
             get("detail"),
-            None,
         )
 
-    def _append(self, kind: str, started_at: str | None, *rest: Any) -> AuditRecord:
-        *columns, extra = rest
+    def _append(self, kind: str, started_at: str | None, *columns: Any) -> AuditRecord:
+        return self.repository.append(self._builder(kind, started_at, *columns))
+
+    def _builder(self, kind: str, started_at: str | None, *columns: Any) -> Build:
         recorded = iso(time.time())
         key = self._key
 
@@ -145,7 +199,7 @@ class ChainedAudit:
             values = (seq, kind, recorded, started_at, *columns, prev_hash)
             return AuditRecord._make((*values, _link(key, prev_hash, values)))
 
-        return self.repository.append(build, extra)
+        return build
 
     def verify(self, page: int = 5000) -> Verification:
         """Walk the whole chain; report the first row where it does not hold."""
@@ -174,3 +228,79 @@ class ChainedAudit:
 
     def __len__(self) -> int:
         return len(self._recent)
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Events committed together; ``done`` resolves after the commit."""
+
+    done: asyncio.Future[None]
+    items: list[tuple[Build, Extra | None]] = field(default_factory=list)
+
+
+class _Writer:
+    """Group commit for one event loop: events gather in ``collecting`` while the previous
+    batch commits on the writer thread; at most one batch is in flight."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        repository: AuditRepository,
+        pool: Executor,
+        idle: Callable[[], object],
+    ) -> None:
+        self.loop = loop
+        self.repository = repository
+        self.pool = pool
+        self.idle = idle  # forgets this writer, so that short-lived loops are not kept
+        self.collecting: _Batch | None = None
+        self.busy = False
+
+    def add(self, build: Build, extra: Extra | None) -> None:
+        if self.collecting is None:
+            self.collecting = _Batch(self.loop.create_future())
+            if not self.busy:
+                self.loop.call_soon(self._start)
+        self.collecting.items.append((build, extra))
+
+    def write_now(self) -> None:
+        batch, self.collecting = self.collecting, None
+        if batch is not None:
+            _settle(batch, lambda: self.repository.append_many(batch.items))
+        if not self.busy:
+            self.idle()
+
+    def _start(self) -> None:
+        batch, self.collecting = self.collecting, None
+        if batch is None or self.busy:
+            return
+        if len(batch.items) == 1:
+            # A lone event: committing here is cheaper than two thread hand-offs, and a
+            # lone event means the loop has nothing else to do meanwhile.
+            _settle(batch, lambda: self.repository.append_many(batch.items))
+            self.idle()
+            return
+        self.busy = True
+        future = self.loop.run_in_executor(self.pool, self.repository.append_many, batch.items)
+        future.add_done_callback(lambda f: self._written(batch, f))
+
+    def _written(self, batch: _Batch, future: asyncio.Future[list[AuditRecord]]) -> None:
+        self.busy = False
+        _settle(batch, future.result)
+        if self.collecting is not None:
+            self._start()
+        else:
+            self.idle()
+
+
+def _settle(batch: _Batch, outcome: Callable[[], object]) -> None:
+    """Run or read a commit's ``outcome`` and tell the batch's waiters how it went."""
+    try:
+        outcome()
+    except Exception as exc:
+        if not batch.done.done():
+            batch.done.set_exception(exc)
+            batch.done.exception()  # reported to the waiters, not as "never retrieved"
+        return
+    if not batch.done.done():
+        batch.done.set_result(None)

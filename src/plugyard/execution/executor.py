@@ -17,7 +17,7 @@ import asyncio
 import itertools
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -133,9 +133,12 @@ class Executor:
         try:
             result = self._prepare(call) or await self._run(call)
         except asyncio.CancelledError:
-            self._finish(call, _refuse("cancelled", "the caller cancelled the call"))
+            self._finish_cancelled(call)
             raise
-        return self._finish(call, result)
+        finished = self._finish(call, result)
+        if self._settle is not None:  # the audit event is durable before the result is out
+            await self._settle()
+        return finished
 
     async def stream(self, request: CallRequest) -> AsyncIterator[Progress | Result]:
         """Run one operation: progress events first (streaming operations), then the result."""
@@ -143,7 +146,10 @@ class Executor:
         try:
             refusal = self._prepare(call)
             if refusal is not None:
-                yield self._finish(call, refusal)
+                finished = self._finish(call, refusal)
+                if self._settle is not None:
+                    await self._settle()
+                yield finished
                 return
             result: Outcome | None = None
             async for item in self._run_streaming(call):
@@ -153,9 +159,12 @@ class Executor:
                     yield item
             assert result is not None
         except asyncio.CancelledError:
-            self._finish(call, _refuse("cancelled", "the caller cancelled the call"))
+            self._finish_cancelled(call)
             raise
-        yield self._finish(call, result)
+        finished = self._finish(call, result)
+        if self._settle is not None:
+            await self._settle()
+        yield finished
 
     # ----------------------------------------------------------------- the steps
 
@@ -394,6 +403,17 @@ class Executor:
         return result
 
     # ----------------------------------------------------------------- helpers
+
+    def _finish_cancelled(self, call: _Call) -> None:
+        self._finish(call, _refuse("cancelled", "the caller cancelled the call"))
+        flush = getattr(self.audit, "flush_pending", None)
+        if flush is not None:
+            flush()
+
+    @property
+    def _settle(self) -> Callable[[], Awaitable[None]] | None:
+        """The audit sink's group-commit wait, when it batches (the durable chain)."""
+        return getattr(self.audit, "settle", None)
 
     def _timeout_s(self, call: _Call) -> float:
         assert call.plugin is not None

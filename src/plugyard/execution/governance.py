@@ -161,11 +161,8 @@ class Governance:
                     ttl_s=self.approval_ttl_s(),
                 )
                 return Outcome(status="pending_approval", data=pending.to_dict())
-            try:
-                row = self.approvals.redeem(receipt, digest)
-            except GovernanceError as exc:
-                return _refuse(exc.code, exc.message)
-            state.approver = row.decided_by
+        # The key is claimed before the receipt is spent: a retry of an approved call
+        # (same key, same receipt) then gets the stored result, not ``receipt_used``.
         if context.idempotency_key is not None:
             digest = digest or request_digest(plugin.id, operation.id, params, subject)
             found = self.idempotency.claim(
@@ -182,6 +179,16 @@ class Governance:
             if isinstance(found, Replay):
                 return _replay(found.result)
             state.claim = found
+        if receipt is not None and decision.outcome == "allow_with_approval":
+            assert digest is not None
+            try:
+                row = self.approvals.redeem(receipt, digest)
+            except GovernanceError as exc:
+                if state.claim is not None:  # nothing ran: the key is free for a retry
+                    self.idempotency.release(state.claim)
+                    state.claim = None
+                return _refuse(exc.code, exc.message)
+            state.approver = row.decided_by
         auth = plugin.descriptor.op_auth.get(operation.id)
         if auth is not None and auth.secrets:
             missing = sorted(

@@ -17,8 +17,20 @@ from fastapi import FastAPI
 from plugyard import __version__
 from plugyard.server import errors
 from plugyard.server.auth import Authenticator
+from plugyard.server.fastpath import ExecuteFastPath
 from plugyard.server.limits import BodyLimit
-from plugyard.server.routes import execute, pipelines, plugins, probes, search
+from plugyard.server.mcp import mcp_routes
+from plugyard.server.mcp import running as mcp_running
+from plugyard.server.routes import (
+    execute,
+    feeds,
+    governance,
+    packages,
+    pipelines,
+    plugins,
+    probes,
+    search,
+)
 from plugyard.yard import Settings, Yard
 
 
@@ -43,6 +55,7 @@ def create_app(
     server = settings or ServerSettings()
     owned = yard is None
     the_yard = yard if yard is not None else Yard.from_settings(yard_settings)
+    mcp_endpoints, mcp_managers = mcp_routes(the_yard)  # /mcp and /mcp/discovery
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -52,7 +65,8 @@ def create_app(
         if server.health_checks and the_yard.health is not None:
             checker = asyncio.create_task(the_yard.health.run(stop), name="plugyard-health")
         try:
-            yield
+            async with mcp_running(mcp_managers, the_yard):
+                yield
         finally:
             stop.set()
             if checker is not None:
@@ -73,7 +87,9 @@ def create_app(
     app.state.auth = Authenticator(the_yard.keys, ttl_s=server.key_cache_s)
     app.state.server_settings = server
     errors.install(app)
-    for module in (execute, plugins, search, pipelines, probes):  # the hot route first
+    for module in (execute, plugins, search, pipelines, packages, governance, feeds, probes):
         app.include_router(module.router)
-    app.add_middleware(BodyLimit, max_bytes=server.max_body_bytes)
+    app.router.routes.extend(mcp_endpoints)
+    app.add_middleware(ExecuteFastPath)
+    app.add_middleware(BodyLimit, max_bytes=server.max_body_bytes)  # added last: outermost
     return app

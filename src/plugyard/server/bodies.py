@@ -76,6 +76,12 @@ class ExecuteBody(BaseModel):
     )
     timeout_ms: int | None = Field(default=None, ge=1, le=3_600_000)
     debug: bool = False
+    approval_receipt: str | None = Field(
+        default=None,
+        description="The receipt a `pending_approval` result handed out, once approved: "
+        "the call runs if it is this exact request (send the `Idempotency-Key` header "
+        "to make retries safe).",
+    )
 
 
 class Placement(BaseModel):

@@ -99,15 +99,26 @@ def result_response(result: Result) -> Response:
     )
 
 
+def refusal_response(exc: PlugyardError) -> Response:
+    """The error envelope of a refusal, with the details it carries (every fault and its
+    pointer for a manifest)."""
+    details: dict[str, Any] = dict(getattr(exc, "details", None) or {})
+    if isinstance(exc, ManifestError):
+        details["problems"] = [p.as_dict() for p in exc.problems]
+    return error_response(exc.code, exc.message, details)
+
+
+def unexpected_response(method: str, path: str, exc: Exception) -> Response:
+    log.exception("unexpected failure on %s %s", method, path, exc_info=exc)
+    return error_response("internal_error", f"unexpected failure: {type(exc).__name__}")
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers: plugyard errors, framework errors, and anything else."""
 
     async def plugyard_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, PlugyardError)
-        details: dict[str, Any] = dict(getattr(exc, "details", None) or {})
-        if isinstance(exc, ManifestError):
-            details["problems"] = [p.as_dict() for p in exc.problems]
-        return error_response(exc.code, exc.message, details)
+        return refusal_response(exc)
 
     async def validation_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
@@ -127,8 +138,7 @@ def install(app: FastAPI) -> None:
         return error_response(code, str(exc.detail), headers=exc.headers)
 
     async def unexpected(request: Request, exc: Exception) -> Response:
-        log.exception("unexpected failure on %s %s", request.method, request.url.path)
-        return error_response("internal_error", f"unexpected failure: {type(exc).__name__}")
+        return unexpected_response(request.method, request.url.path, exc)
 
     app.add_exception_handler(PlugyardError, plugyard_error)
     app.add_exception_handler(RequestValidationError, validation_error)

@@ -59,6 +59,10 @@ class AuditRepository(Protocol):
         """Store ``build(next_seq, prev_hash)``; ``extra`` runs in the same transaction."""
         ...
 
+    def append_many(self, items: list[tuple[Build, Extra | None]]) -> list[AuditRecord]:
+        """Store several in order in one transaction (a group commit): all or none."""
+        ...
+
     def scan(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
         """Records with ``seq > after`` in order, at most ``limit``."""
         ...
@@ -81,6 +85,9 @@ class MemoryAuditRepository:
         if extra is not None:
             extra(None)
         return record
+
+    def append_many(self, items: list[tuple[Build, Extra | None]]) -> list[AuditRecord]:
+        return [self.append(build, extra) for build, extra in items]
 
     def scan(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
         return [r for r in self._rows if r.seq > after][:limit]
@@ -105,16 +112,27 @@ class SqlAuditRepository:
         self._db: RawDb = raw_db(store)
 
     def append(self, build: Build, extra: Extra | None = None) -> AuditRecord:
+        return self.append_many([(build, extra)])[0]
+
+    def append_many(self, items: list[tuple[Build, Extra | None]]) -> list[AuditRecord]:
+        records: list[AuditRecord] = []
+        rows: list[tuple[Any, ...]] = []
         with self._db.write(lock_key=_CHAIN_LOCK) as tx:
             last = tx.one(_LAST)
-            record = build(int(last[0]) + 1 if last else 1, str(last[1]) if last else GENESIS)
-            values: tuple[Any, ...] = record
-            if record.detail is not None:
-                values = record._replace(detail=json_in(record.detail))
-            tx.execute_positional(_INSERT, values)
-            if extra is not None:
-                extra(tx)
-        return record
+            seq, prev = (int(last[0]), str(last[1])) if last else (0, GENESIS)
+            for build, _ in items:
+                seq += 1
+                record = build(seq, prev)
+                prev = record.hash
+                records.append(record)
+                if record.detail is not None:
+                    record = record._replace(detail=json_in(record.detail))
+                rows.append(record)
+            tx.execute_many(_INSERT, rows)
+            for _, extra in items:
+                if extra is not None:
+                    extra(tx)
+        return records
 
     def scan(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
         with self._db.read() as tx:

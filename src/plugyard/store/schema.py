@@ -279,3 +279,17 @@ pipeline_runs = Table(
     Column("duration_ms", Float, nullable=False),
     Index("ix_pipeline_runs_pipeline", "pipeline", "started_at"),
 )
+
+# --- MCP tool pins (docs/mcp.md) ---------------------------------------------------------
+
+#: The approved (pinned) and last seen definition hash of each tool of an MCP plugin.
+mcp_tool_pins = Table(
+    "mcp_tool_pins",
+    metadata,
+    Column("plugin_id", String(200), primary_key=True),
+    Column("tool", String(200), primary_key=True),
+    Column("pinned_hash", String(64), nullable=False),
+    Column("seen_hash", String(64), nullable=False),
+    Column("approved_by", String(200), nullable=True),
+    Column("updated_at", Float, nullable=False),
+)

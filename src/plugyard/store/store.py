@@ -118,6 +118,9 @@ class Store:
     # lifetime -----------------------------------------------------------------------
 
     def close(self) -> None:
+        from plugyard.store.rawdb import close_raw_db  # rawdb names Store in its types
+
+        close_raw_db(self)
         self.engine.dispose()
 
     def __enter__(self) -> Store:

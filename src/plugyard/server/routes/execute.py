@@ -85,8 +85,14 @@ _REQUEST = ("invalid_request", "unauthenticated", "request_too_large", "unsuppor
     openapi_extra={**_BODY, **SECURITY, "parameters": [_OPERATION]},
 )
 async def execute(plugin_id: str, request: Request) -> Response:
-    # The key and the query are read by hand: FastAPI's dependency resolution cost more
-    # than the executor itself on this route (bench/RESULTS.md, "HTTP API").
+    # Served by server/fastpath.py ahead of the router; this declaration documents the
+    # route and answers when the fast path is not installed.
+    return await answer(plugin_id, request)
+
+
+async def answer(plugin_id: str, request: Request) -> Response:
+    """The execute route's whole work. The key and the query are read by hand: FastAPI's
+    dependency resolution cost more than the executor itself (bench/RESULTS.md)."""
     principal = authenticate(request)
     operation = request.query_params.get("operation")
     call = await _read_call(plugin_id, request, principal, operation)
@@ -138,6 +144,7 @@ async def _read_call(
     if timeout_ms is not None and not 1 <= timeout_ms <= 3_600_000:
         raise PlugyardError("/timeout_ms: between 1 and 3600000", code="invalid_request")
     debug = _member(body, "debug", bool, False)
+    receipt = _member(body, "approval_receipt", str, None)
     context = CallContext(
         request_id=new_request_id(),
         subject=principal.subject,
@@ -146,7 +153,9 @@ async def _read_call(
         idempotency_key=request.headers.get("idempotency-key"),
         debug=debug,
     )
-    return CallRequest(plugin_id, named or operation, parameters, context, timeout_ms)
+    return CallRequest(
+        plugin_id, named or operation, parameters, context, timeout_ms, approval_receipt=receipt
+    )
 
 
 def _member(body: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:

@@ -11,6 +11,7 @@ from starlette.responses import Response
 
 from plugyard.errors import NotFoundError, PlugyardError
 from plugyard.registry.listing import grouped, summary
+from plugyard.registry.model import RegisteredPlugin
 from plugyard.server.auth import admin, caller
 from plugyard.server.bodies import (
     HealthReport,
@@ -55,7 +56,9 @@ async def list_plugins(
     ] = None,
 ) -> Response:
     yard: Yard = request.app.state.yard
-    return json_response(grouped(yard.registry.list(family), capability or None))
+    can_see = yard.rights(principal.subject, principal.roles)
+    shown = [p for p in yard.registry.list(family) if yard.visible(p, can_see)]
+    return json_response(grouped(shown, capability or None))
 
 
 @router.get(
@@ -67,7 +70,8 @@ async def list_plugins(
 async def show_plugin(
     plugin_id: str, request: Request, principal: Annotated[Principal, Depends(caller)]
 ) -> Response:
-    plugin = request.app.state.yard.registry.require(plugin_id)
+    yard: Yard = request.app.state.yard
+    plugin = _visible(yard, plugin_id, principal)
     return json_response(summary(plugin) | {"descriptor": plugin.descriptor.to_data()})
 
 
@@ -81,7 +85,7 @@ async def plugin_health(
     plugin_id: str, request: Request, principal: Annotated[Principal, Depends(caller)]
 ) -> Response:
     yard: Yard = request.app.state.yard
-    plugin = yard.registry.require(plugin_id)
+    plugin = _visible(yard, plugin_id, principal)
     runtime = plugin.descriptor.runtime
     checked = bool(getattr(runtime, "health_check_url", None))
     health = yard.health.health(plugin_id) if yard.health is not None else None
@@ -164,3 +168,11 @@ def _ids(body: Any) -> set[str]:
                     found.add(item[key])
                     break
     return found
+
+
+def _visible(yard: Yard, plugin_id: str, principal: Principal) -> RegisteredPlugin:
+    """The plugin, or ``plugin_not_found`` — also when the caller may call none of it."""
+    plugin = yard.registry.require(plugin_id)
+    if not yard.visible(plugin, yard.rights(principal.subject, principal.roles)):
+        raise PlugyardError(f"no plugin {plugin_id!r}", code="plugin_not_found")
+    return plugin

@@ -22,11 +22,19 @@ router = APIRouter(tags=["discovery"])
 _ERRORS = errors_doc("unauthenticated", "invalid_request", "invalid_query", "export_unsupported")
 
 
-def _filters(family: list[str] | None, capability: str | None, unavailable: bool) -> Filters:
+def _filters(
+    yard: Yard,
+    principal: Principal,
+    family: list[str] | None,
+    capability: str | None,
+    unavailable: bool,
+) -> Filters:
+    # The caller never finds what the policy would not let it call.
     return Filters(
         family=tuple(family) if family else None,
         capability=capability,
         include_unavailable=unavailable,
+        can_see=yard.rights(principal.subject, principal.roles),
     )
 
 
@@ -46,7 +54,7 @@ async def search(
     include_unavailable: Annotated[bool, Query()] = False,
 ) -> Response:
     yard: Yard = request.app.state.yard
-    filters = _filters(family, capability, include_unavailable)
+    filters = _filters(yard, principal, family, capability, include_unavailable)
     matches = await run_in_threadpool(yard.search, q, k, filters)
     return json_response({"query": q, "matches": [m.to_dict() for m in matches]})
 
@@ -68,6 +76,6 @@ async def tools_for(
     include_unavailable: Annotated[bool, Query()] = False,
 ) -> Response:
     yard: Yard = request.app.state.yard
-    filters = _filters(family, capability, include_unavailable)
+    filters = _filters(yard, principal, family, capability, include_unavailable)
     tools = await run_in_threadpool(yard.tools_for, q, k, format, filters)
     return json_response({"query": q, "format": format, "tools": tools})

@@ -1,0 +1,8 @@
+"""plugyard as an MCP server (docs/mcp.md): the core both surfaces use — ``plugyard
+mcp`` over stdio (cli) and ``/mcp`` over streamable HTTP (server) — so neither surface
+imports the other."""
+
+from plugyard.mcp_server.front import Caller, McpFront
+from plugyard.mcp_server.protocol import build_server, serve_stdio
+
+__all__ = ["Caller", "McpFront", "build_server", "serve_stdio"]

@@ -1,0 +1,121 @@
+"""Asking a wrapper to describe itself, at registration, and checking what it says.
+
+Registration is synchronous, so this runs the wrapper with plain pipes and ``select``
+under one deadline; it reads at most one capped line at a time and kills the whole tree
+afterwards, whatever happened. A wrapper that answers ``describe`` with an error does not
+describe itself (allowed); one that answers with garbage, or with a plugin whose id or
+operations disagree with its manifest, is a liar and stays unavailable.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import subprocess
+import time
+from typing import Any
+
+from plugyard.errors import ManifestError
+from plugyard.manifest.load import load_data
+from plugyard.manifest.model import PluginDescriptor
+from plugyard.runtimes.base import ErrorInfo
+from plugyard.runtimes.sandbox import SandboxLimits
+from plugyard.runtimes.subprocess import protocol
+from plugyard.runtimes.subprocess.process import _prepare_child, kill_tree
+from plugyard.runtimes.subprocess.spec import WrapperSpec
+
+DESCRIBE_TIMEOUT_S = 15.0
+
+
+class DescribeError(Exception):
+    """``code`` (from errors.py) and why the wrapper cannot be registered."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def describe(spec: WrapperSpec, limits: SandboxLimits, timeout_s: float) -> Any | None:
+    """The wrapper's ``describe`` result, or ``None`` when it answered with an error."""
+    deadline = time.monotonic() + timeout_s
+    env = {"PATH": spec.env["PATH"]} if spec.sandbox else dict(spec.env)
+    try:
+        proc = subprocess.Popen(
+            spec.launch(limits),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=None if spec.sandbox else spec.cwd,
+            start_new_session=True,
+            preexec_fn=_prepare_child,
+        )
+    except OSError as exc:
+        raise DescribeError("plugin_unavailable", f"the wrapper does not start: {exc}") from None
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(protocol.request(0, "describe", {}) + b"\n")
+            proc.stdin.flush()
+        except OSError as exc:
+            raise DescribeError("plugin_error", f"the wrapper's stdin closed: {exc}") from None
+        for line in _lines(proc.stdout.fileno(), deadline, spec.max_line):
+            try:
+                message = protocol.parse(line)
+            except protocol.ProtocolError as exc:
+                raise DescribeError("wrapper_protocol_error", str(exc)) from None
+            if isinstance(message, protocol.HostCall):
+                reply = ErrorInfo("capability_unavailable", "no host during describe")
+                proc.stdin.write(protocol.host_reply(message.id, error=reply))
+                proc.stdin.flush()
+            elif message.id != 0:
+                raise DescribeError("wrapper_protocol_error", f"unknown request {message.id}")
+            elif isinstance(message, protocol.Reply):
+                return None if message.error is not None else message.result
+        raise DescribeError("plugin_error", "the wrapper closed stdout before describing")
+    finally:
+        kill_tree(proc.pid)
+        proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+def check_description(found: Any, manifest: PluginDescriptor) -> None:
+    """Raise :class:`DescribeError` when ``found`` disagrees with the manifest."""
+    try:
+        plugins = load_data([found]).plugins
+    except ManifestError as exc:
+        raise DescribeError(
+            "wrapper_protocol_error", f"describe is not a manifest: {exc}"
+        ) from None
+    same = [p for p in plugins if p.id == manifest.id]
+    if not same:
+        ids = ", ".join(p.id for p in plugins)
+        raise DescribeError("wrapper_protocol_error", f"describe names {ids}, not {manifest.id!r}")
+    declared = {op.id for op in manifest.operations}
+    described = {op.id for op in same[0].operations}
+    if declared and declared != described:
+        raise DescribeError(
+            "wrapper_protocol_error",
+            f"describe lists operations {sorted(described)}; the manifest {sorted(declared)}",
+        )
+
+
+def _lines(fd: int, deadline: float, cap: int) -> Any:
+    buffer = bytearray()
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while True:
+            while (end := buffer.find(b"\n")) >= 0:
+                yield bytes(buffer[: end + 1])
+                del buffer[: end + 1]
+            if len(buffer) > cap:
+                raise DescribeError("wrapper_protocol_error", f"a line exceeds {cap} bytes")
+            left = deadline - time.monotonic()
+            if left <= 0 or not selector.select(left):
+                raise DescribeError("timeout", "the wrapper did not describe itself in time")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return
+            buffer += chunk

@@ -1,0 +1,56 @@
+"""Serving a worker's host calls with the gated host object the executor lent the call.
+
+Only a fixed set of methods per capability is served — never an arbitrary attribute, so a
+worker cannot walk from ``host.storage`` to the store behind it. The capability itself is
+asked of the host object (``getattr(host, capability)``), which answers
+``capability_not_granted`` for one the manifest does not declare.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from plugyard.runtimes.base import ErrorInfo
+
+#: capability → the methods a worker may call on it.
+METHODS: dict[str, frozenset[str]] = {
+    "cache": frozenset({"get", "set", "delete"}),
+    "secrets": frozenset({"get", "has"}),
+    "storage": frozenset({"get", "put", "set", "delete", "keys"}),
+    "cursor": frozenset({"get", "set"}),
+    "rate_limit": frozenset({"try_acquire", "limit"}),
+    "identity": frozenset({"lookup"}),
+    "audit": frozenset({"record"}),
+    "scheduler": frozenset({"enqueue"}),
+    "http": frozenset({"fetch"}),
+    "logger": frozenset({"debug", "info", "warning", "error"}),
+    "log": frozenset({"debug", "info", "warning", "error"}),
+}
+#: The methods that are coroutines on the host side (a worker may await them).
+ASYNC_METHODS: frozenset[tuple[str, str]] = frozenset({("http", "fetch")})
+
+
+async def serve(
+    host: Any, capability: str, method: str, args: list[Any], kwargs: dict[str, Any]
+) -> tuple[Any, ErrorInfo | None]:
+    """``(result, None)`` or ``(None, error)`` for one host call."""
+    if method not in METHODS.get(capability, frozenset()):
+        return None, ErrorInfo(
+            "capability_unavailable", f"host.{capability}.{method} is not served to workers"
+        )
+    if host is None:
+        return None, ErrorInfo("capability_unavailable", "this call has no host object")
+    try:
+        service = getattr(host, capability)
+        value = getattr(service, method)(*args, **kwargs)
+        if inspect.isawaitable(value):
+            value = await value
+    except TypeError as exc:
+        return None, ErrorInfo("invalid_request", f"host.{capability}.{method}: {exc}")
+    except Exception as exc:
+        code = getattr(exc, "code", None)
+        return None, ErrorInfo(
+            code if isinstance(code, str) else "plugin_error", f"{type(exc).__name__}: {exc}"
+        )
+    return value, None

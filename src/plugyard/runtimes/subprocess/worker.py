@@ -1,0 +1,208 @@
+"""One running wrapper process, requests multiplexed over its pipes by id.
+
+A reader task owns stdout: each line is a reply, progress or a host call; a reply or
+progress goes to the queue of the request it names. Anything that breaks the protocol —
+a line that is not JSON, an unknown ``protocolVersion`` or id, a line longer than the cap
+(never buffered whole: the stream reader stops at the cap) — or stdout closing ends the
+worker: its process tree is killed and every request still in flight on it fails. A
+request cancelled before its reply (deadline, caller gone) kills the worker too: a
+wrapper cannot be told to stop one request, and a hung one must not outlive its deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from plugyard.runtimes.base import Progress
+from plugyard.runtimes.sandbox import SandboxLimits
+from plugyard.runtimes.subprocess import hostcalls, protocol
+from plugyard.runtimes.subprocess.process import kill_tree, spawn
+from plugyard.runtimes.subprocess.spec import WrapperSpec
+
+
+class WorkerFailure(Exception):
+    """A request could not be answered: ``code`` is from errors.py."""
+
+    def __init__(self, code: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.code, self.message, self.details = code, message, details
+
+
+@dataclass
+class _Request:
+    host: Any
+    queue: asyncio.Queue[protocol.ProgressLine | protocol.Reply | WorkerFailure] = field(
+        default_factory=asyncio.Queue
+    )
+
+
+class Worker:
+    def __init__(self, spec: WrapperSpec, limits: SandboxLimits) -> None:
+        self.spec, self._limits = spec, limits
+        self.proc: asyncio.subprocess.Process | None = None
+        self._requests: dict[int, _Request] = {}
+        self._next_id = 0
+        self.broken: WorkerFailure | None = None
+        self._stderr = bytearray()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._requests)
+
+    @property
+    def alive(self) -> bool:
+        return self.broken is None and self.proc is not None and self.proc.returncode is None
+
+    @property
+    def stderr_tail(self) -> str:
+        return self._stderr.decode("utf-8", "replace")
+
+    async def start(self) -> None:
+        spec = self.spec
+        try:
+            self.proc = await spawn(
+                spec.launch(self._limits),
+                # A sandbox gets its environment from bubblewrap's --setenv.
+                env={"PATH": spec.env["PATH"]} if spec.sandbox else spec.env,
+                cwd=None if spec.sandbox else spec.cwd,
+                line_limit=spec.max_line,
+            )
+        except OSError as exc:
+            self.broken = WorkerFailure("plugin_unavailable", f"the wrapper does not start: {exc}")
+            raise self.broken from None
+        self._spawn(self._read())
+        self._spawn(self._drain_stderr())
+
+    async def exchange(
+        self, method: str, params: dict[str, Any], host: Any
+    ) -> AsyncIterator[Progress | protocol.Reply]:
+        """Send one request; yield its progress, then its reply (the last item)."""
+        if self.broken is not None:
+            raise self.broken
+        assert self.proc is not None and self.proc.stdin is not None
+        self._next_id += 1
+        ident = self._next_id
+        line = protocol.request(ident, method, params)
+        if len(line) > self.spec.max_input:
+            raise WorkerFailure(
+                "request_too_large",
+                f"the request is {len(line)} bytes; the wrapper takes {self.spec.max_input}",
+                limit=self.spec.max_input,
+            )
+        request = _Request(host)
+        self._requests[ident] = request
+        done = False
+        try:
+            try:
+                self.proc.stdin.write(line + b"\n")
+                await self.proc.stdin.drain()
+            except (ConnectionError, RuntimeError) as exc:
+                self._break(WorkerFailure("plugin_error", f"the wrapper's stdin closed: {exc}"))
+            while True:
+                item = await request.queue.get()
+                if isinstance(item, WorkerFailure):
+                    done = True
+                    raise item
+                if isinstance(item, protocol.Reply):
+                    done = True
+                    yield item
+                    return
+                yield item.progress
+        finally:
+            self._requests.pop(ident, None)
+            if not done:  # cancelled, or the consumer stopped: the wrapper may be stuck
+                self._break(WorkerFailure("cancelled", "the request was abandoned"))
+
+    def kill(self) -> None:
+        self._break(WorkerFailure("plugin_unavailable", "the worker was stopped"))
+
+    async def close(self) -> None:
+        """Kill the tree and wait for the worker's exit (its pipes close with it)."""
+        self.kill()
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError):
+                await self.proc.wait()
+        for task in list(self._tasks):
+            task.cancel()
+
+    # ---------------------------------------------------------------------------- internals
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        stdout = self.proc.stdout
+        failure = WorkerFailure("plugin_error", "the wrapper closed its stdout")
+        try:
+            while True:
+                try:
+                    line = await stdout.readline()
+                except (ValueError, asyncio.LimitOverrunError):
+                    failure = _protocol_failure(f"a stdout line exceeds {self.spec.max_line} bytes")
+                    break
+                if not line.endswith(b"\n"):
+                    if line:
+                        failure = WorkerFailure("plugin_error", "the wrapper died mid-reply")
+                    break
+                try:
+                    message = protocol.parse(line)
+                except protocol.ProtocolError as exc:
+                    failure = _protocol_failure(str(exc))
+                    break
+                if isinstance(message, protocol.HostCall):
+                    self._spawn(self._host_call(message))
+                    continue
+                request = self._requests.get(message.id)
+                if request is None:
+                    failure = _protocol_failure(f"a reply names an unknown request {message.id}")
+                    break
+                if isinstance(message, protocol.ProgressLine):
+                    request.queue.put_nowait(message)
+                else:
+                    request.queue.put_nowait(message)
+                    del self._requests[message.id]
+        except asyncio.CancelledError:
+            failure = WorkerFailure("plugin_unavailable", "the worker was stopped")
+            raise
+        finally:
+            self._break(failure)
+
+    async def _host_call(self, call: protocol.HostCall) -> None:
+        owner = self._requests.get(call.call) if call.call is not None else None
+        if owner is None and call.call is None and len(self._requests) == 1:
+            owner = next(iter(self._requests.values()))
+        result, error = await hostcalls.serve(
+            owner.host if owner else None, call.capability, call.method, call.args, call.kwargs
+        )
+        if self.alive and self.proc is not None and self.proc.stdin is not None:
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                self.proc.stdin.write(protocol.host_reply(call.id, result, error))
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc is not None and self.proc.stderr is not None
+        cap = self.spec.max_stderr
+        while chunk := await self.proc.stderr.read(65536):
+            self._stderr += chunk
+            if len(self._stderr) > cap:
+                del self._stderr[: len(self._stderr) - cap]
+
+    def _break(self, failure: WorkerFailure) -> None:
+        if self.broken is None:
+            self.broken = failure
+            if self.proc is not None and self.proc.returncode is None:
+                kill_tree(self.proc.pid)
+        for request in self._requests.values():
+            request.queue.put_nowait(self.broken)
+        self._requests.clear()
+
+
+def _protocol_failure(message: str) -> WorkerFailure:
+    return WorkerFailure("wrapper_protocol_error", message)

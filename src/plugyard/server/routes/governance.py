@@ -1,0 +1,278 @@
+"""Governance over HTTP: the policy, approvals, the Shu Actions API, the audit log and
+secrets — thin routes over ``yard.admin`` (docs/governance.md), so the CLI and the API
+do exactly the same thing.
+
+Who may do what: reading or replacing the policy, the audit log and system secrets need
+an admin key. Anyone may list the actions open to them and perform them; anyone may
+list the approvals they asked for, and those the policy lets them decide; deciding one
+is checked against the policy (``approve`` grants) at that moment. A user's own secrets
+are theirs to set, list and delete; values never come back.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import Response
+
+from plugyard.errors import PlugyardError
+from plugyard.execution.admin import Administration, context_for
+from plugyard.policy.base import Subject
+from plugyard.server.auth import admin, caller
+from plugyard.server.bodies import read_json
+from plugyard.server.errors import json_response
+from plugyard.server.routes.documented import errors_doc
+from plugyard.store.keys import Principal
+
+router = APIRouter(tags=["governance"])
+_AUTH = ("unauthenticated", "permission_denied", "invalid_request")
+
+
+def _admin(request: Request) -> Administration:
+    administration: Administration = request.app.state.yard.admin
+    return administration
+
+
+def _subject(principal: Principal) -> Subject:
+    return Subject(principal.subject, principal.roles)
+
+
+# ---------------------------------------------------------------------------- policy
+
+
+@router.get("/api/v1/policy", summary="The policy in force; admin only",
+            responses=errors_doc(*_AUTH))  # fmt: skip
+async def policy_show(request: Request, _: Annotated[Principal, Depends(admin)]) -> Response:
+    book = _admin(request).book
+    document = book.document
+    return json_response(
+        {
+            "state": book.state,
+            "version": book.version,
+            "problem": book.problem,
+            "document": document.model_dump(mode="json") if document else None,
+        }
+    )
+
+
+@router.put(
+    "/api/v1/policy",
+    summary="Replace the policy (YAML or JSON body); admin only",
+    responses=errors_doc(*_AUTH, "policy_invalid", "request_too_large"),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/yaml": {"schema": {"type": "string"}},
+                "application/json": {"schema": {"type": "object"}},
+            },
+        }
+    },
+)
+async def policy_load(request: Request, who: Annotated[Principal, Depends(admin)]) -> Response:
+    text = await request.body()
+    version = _admin(request).load_policy(text, by=who.subject, source="api")
+    return json_response({"version": version})
+
+
+class CheckBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    subject: str
+    roles: list[str] = Field(default_factory=list)
+    plugin_id: str
+    operation: str
+    verb: Literal["call", "approve"] = "call"
+
+
+@router.post("/api/v1/policy/check", summary="What the policy decides, and why; admin only",
+             responses=errors_doc(*_AUTH, "invalid_request"))  # fmt: skip
+async def policy_check(
+    request: Request, body: CheckBody, _: Annotated[Principal, Depends(admin)]
+) -> Response:
+    who = Subject(body.subject, tuple(body.roles))
+    return json_response(_admin(request).check(who, body.plugin_id, body.operation, body.verb))
+
+
+# ------------------------------------------------------------------------- approvals
+
+
+@router.get("/api/v1/approvals", summary="Approvals the caller asked for or may decide",
+            responses=errors_doc(*_AUTH))  # fmt: skip
+async def approvals_list(
+    request: Request,
+    who: Annotated[Principal, Depends(caller)],
+    state: Annotated[
+        Literal["pending", "approved", "rejected", "used", "all"], Query()
+    ] = "pending",
+) -> Response:
+    administration = _admin(request)
+    rows = administration.approvals(None if state == "all" else state, limit=500)
+    if not who.admin:
+        me = _subject(who)
+        book = administration.book
+        rows = [
+            r
+            for r in rows
+            if r["subject"] == who.subject
+            or book.may_approve(me, r["plugin_id"], r["operation"]).outcome == "allow"
+        ]
+    return json_response(rows)
+
+
+class DecideBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    note: str | None = Field(default=None, max_length=2000)
+
+
+def _decide(
+    request: Request, action_id: str, who: Principal, approve: bool, note: str | None
+) -> Response:
+    return json_response(_admin(request).decide(action_id, _subject(who), approve, note))
+
+
+_DECIDE = errors_doc(*_AUTH, "approval_not_found", "approval_decided", "receipt_expired")
+
+
+@router.post("/api/v1/approvals/{action_id}/approve", summary="Approve a pending request",
+             responses=_DECIDE)  # fmt: skip
+async def approve(
+    action_id: str,
+    request: Request,
+    who: Annotated[Principal, Depends(caller)],
+    body: DecideBody | None = None,
+) -> Response:
+    return _decide(request, action_id, who, True, body.note if body else None)
+
+
+@router.post("/api/v1/approvals/{action_id}/reject", summary="Reject a pending request",
+             responses=_DECIDE)  # fmt: skip
+async def reject(
+    action_id: str,
+    request: Request,
+    who: Annotated[Principal, Depends(caller)],
+    body: DecideBody | None = None,
+) -> Response:
+    return _decide(request, action_id, who, False, body.note if body else None)
+
+
+# --------------------------------------------------------------------------- actions
+
+
+@router.get("/api/v1/actions", summary="The actions the caller may perform",
+            responses=errors_doc(*_AUTH))  # fmt: skip
+async def actions_list(request: Request, who: Annotated[Principal, Depends(caller)]) -> Response:
+    return json_response(_admin(request).list_actions(_subject(who)))
+
+
+@router.post(
+    "/api/v1/actions/{plugin_id}/{action}",
+    summary="Perform an action: ok, error, or pending_approval with a receipt",
+    responses=errors_doc(*_AUTH, "invalid_request", "unsupported_media_type"),
+    openapi_extra={
+        "requestBody": {
+            "required": False,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "properties": {
+                            "args": {"type": "object"},
+                            "approval_receipt": {"type": "string"},
+                        },
+                    }
+                }
+            },
+        }
+    },
+)
+async def perform(
+    plugin_id: str, action: str, request: Request, who: Annotated[Principal, Depends(caller)]
+) -> Response:
+    body = await read_json(request, empty={})
+    if not isinstance(body, dict):
+        raise PlugyardError("the body must be a JSON object", code="invalid_request")
+    args, receipt = body.get("args", {}), body.get("approval_receipt")
+    if not isinstance(args, dict) or not isinstance(receipt, str | None):
+        raise PlugyardError("/args: object; /approval_receipt: string", code="invalid_request")
+    context = context_for(
+        who.subject, who.roles, idempotency_key=request.headers.get("idempotency-key")
+    )
+    answer = await _admin(request).perform_action(plugin_id, action, args, context, receipt=receipt)
+    return json_response(answer)
+
+
+# ----------------------------------------------------------------------------- audit
+
+
+@router.get("/api/v1/audit", summary="The newest audit events; admin only",
+            responses=errors_doc(*_AUTH))  # fmt: skip
+async def audit_tail(
+    request: Request,
+    _: Annotated[Principal, Depends(admin)],
+    count: Annotated[int, Query(ge=1, le=1000)] = 20,
+) -> Response:
+    return json_response([r.to_dict() for r in _admin(request).tail(count)])
+
+
+@router.get("/api/v1/audit/verify", summary="Whether the audit chain holds; admin only",
+            responses=errors_doc(*_AUTH))  # fmt: skip
+async def audit_verify(request: Request, _: Annotated[Principal, Depends(admin)]) -> Response:
+    check = await run_in_threadpool(_admin(request).verify)
+    return json_response(check.to_dict())
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+class SecretBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    value: str = Field(min_length=1, max_length=65536)
+
+
+def _owner(who: Principal, scope: str) -> str | None:
+    if scope == "system":
+        if not who.admin:
+            raise PlugyardError("system secrets need an admin key", code="permission_denied")
+        return None
+    return who.subject
+
+
+_SCOPE = Annotated[Literal["user", "system"], Query(description="`user`: the caller's own.")]
+
+
+@router.put("/api/v1/secrets/{name}", summary="Store a secret (the value never comes back)",
+            responses=errors_doc(*_AUTH, "invalid_request", "secrets_key_error"))  # fmt: skip
+async def secret_set(
+    name: str,
+    request: Request,
+    body: SecretBody,
+    who: Annotated[Principal, Depends(caller)],
+    scope: _SCOPE = "user",
+) -> Response:
+    owner = _owner(who, scope)
+    info = _admin(request).set_secret(name, body.value, scope=scope, owner=owner, by=who.subject)
+    return json_response(info.to_dict())
+
+
+@router.get("/api/v1/secrets", summary="Names, scopes and dates of secrets: never values",
+            responses=errors_doc(*_AUTH))  # fmt: skip
+async def secret_list(
+    request: Request, who: Annotated[Principal, Depends(caller)], scope: _SCOPE = "user"
+) -> Response:
+    owner = _owner(who, scope)
+    found = _admin(request).secrets(scope=scope, owner=owner)
+    return json_response([s.to_dict() for s in found])
+
+
+@router.delete("/api/v1/secrets/{name}", summary="Delete a secret",
+               responses=errors_doc(*_AUTH, "secret_not_found"))  # fmt: skip
+async def secret_delete(
+    name: str, request: Request, who: Annotated[Principal, Depends(caller)], scope: _SCOPE = "user"
+) -> Response:
+    owner = _owner(who, scope)
+    if not _admin(request).delete_secret(name, scope=scope, owner=owner, by=who.subject):
+        raise PlugyardError(f"no {scope} secret {name!r}", code="secret_not_found")
+    return json_response({"deleted": name})

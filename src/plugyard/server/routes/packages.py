@@ -1,0 +1,133 @@
+"""Plugin packages over HTTP, admin only: upload a zip (raw body or multipart), list the
+installed packages, remove one. Trust comes from the admin's query (``?trust=true``),
+never from the zip; the server's body cap (``ServerSettings.max_body_bytes``) bounds
+the upload before the package's own caps do."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.responses import Response
+
+from plugyard.errors import PlugyardError
+from plugyard.server.auth import admin
+from plugyard.server.errors import json_response
+from plugyard.server.routes.documented import errors_doc
+from plugyard.store.keys import Principal
+from plugyard.yard import Yard
+
+router = APIRouter(tags=["packages"])
+_AUTH = ("unauthenticated", "permission_denied", "invalid_request")
+_RAW_TYPES = ("application/zip", "application/x-zip-compressed", "application/octet-stream")
+_UPLOAD = {
+    "requestBody": {
+        "required": True,
+        "description": "The package zip: the raw body (`application/zip`), or a multipart "
+        "form whose file field is `package`.",
+        "content": {
+            "application/zip": {"schema": {"type": "string", "format": "binary"}},
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "properties": {"package": {"type": "string", "format": "binary"}},
+                    "required": ["package"],
+                }
+            },
+        },
+    }
+}
+
+
+def _yard(request: Request) -> Yard:
+    yard: Yard = request.app.state.yard
+    return yard
+
+
+@router.post(
+    "/api/v1/packages",
+    summary="Install (or upgrade) a plugin package zip; admin only",
+    openapi_extra=_UPLOAD,
+    responses=errors_doc(
+        *_AUTH,
+        "unsupported_media_type",
+        "request_too_large",
+        "package_invalid",
+        "package_refused",
+        "duplicate_plugin",
+        "capability_unavailable",
+        "store_error",
+    ),
+)
+async def install_package(
+    request: Request,
+    principal: Annotated[Principal, Depends(admin)],
+    trust: Annotated[bool, Query(description="Run it in-process (default: untrusted).")] = False,
+    allow_findings: Annotated[
+        bool, Query(description="Install an untrusted package despite import-guard findings.")
+    ] = False,
+    name: Annotated[
+        str | None, Query(description="The folder name (default: the first plugin id).")
+    ] = None,
+) -> Response:
+    archive = await _archive(request)
+    yard = _yard(request)
+    done = await run_in_threadpool(
+        yard.packages.install,
+        archive,
+        trust="trusted" if trust else "untrusted",
+        allow_findings=allow_findings,
+        name=name,
+    )
+    body = done.package.to_dict() | {
+        "registered": [e.plugin_id for e in done.events],
+        "unavailable": [{"plugin_id": i, "reason": r} for i, r in done.unavailable],
+    }
+    return json_response(body, status=201)
+
+
+@router.get(
+    "/api/v1/packages",
+    summary="The installed packages with their trust, plugins and findings; admin only",
+    responses=errors_doc(*_AUTH, "capability_unavailable"),
+)
+async def list_packages(
+    request: Request, principal: Annotated[Principal, Depends(admin)]
+) -> Response:
+    packages = await run_in_threadpool(_yard(request).packages.installed)
+    return json_response({"packages": [p.to_dict() for p in packages]})
+
+
+@router.delete(
+    "/api/v1/packages/{name}",
+    summary="Remove a package and unregister its plugins; admin only",
+    responses=errors_doc(*_AUTH, "package_not_found", "capability_unavailable", "store_error"),
+)
+async def remove_package(
+    name: str, request: Request, principal: Annotated[Principal, Depends(admin)]
+) -> Response:
+    package, events = await run_in_threadpool(_yard(request).packages.remove, name)
+    return json_response({"name": package.name, "removed": [e.plugin_id for e in events]})
+
+
+async def _archive(request: Request) -> bytes:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind in _RAW_TYPES:
+        body = await request.body()
+        if not body:
+            raise PlugyardError("the body is empty", code="invalid_request")
+        return body
+    if kind == "multipart/form-data":
+        form = await request.form(max_files=1, max_fields=8)
+        try:
+            upload = form.get("package")
+            if not isinstance(upload, UploadFile):
+                raise PlugyardError("no file field 'package' in the form", code="invalid_request")
+            return await upload.read()
+        finally:
+            await form.close()
+    raise PlugyardError(
+        "send the zip as application/zip or multipart/form-data", code="unsupported_media_type"
+    )

@@ -1,0 +1,97 @@
+"""The MCP view of a yard: what each caller sees and what each tools/call does."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from plugyard.mcp_server import Caller, McpFront
+from plugyard.mcp_server.front import RECEIPT_META
+from plugyard.policy.base import Subject
+from plugyard.yard import Yard
+
+from .conftest import calls_audited
+
+BOB, ALICE, EVE = Caller("bob"), Caller("alice"), Caller("eve")
+
+
+def call(front: McpFront, caller: Caller, name: str, args: dict[str, Any], **meta: Any) -> Any:
+    return asyncio.run(front.call_tool(caller, name, args, meta))
+
+
+def test_tools_mode_lists_what_the_caller_may_call_with_stable_short_names(yard: Yard) -> None:
+    front = McpFront(yard)
+    alice = {t["name"]: t for t in front.list_tools(ALICE)}
+    bob = {t["name"] for t in front.list_tools(BOB)}
+    assert bob == {"calculator"}
+    assert "calculator" in alice and len(alice) > 10
+    assert all(len(name) <= 64 for name in alice)
+    assert {t["name"] for t in front.list_tools(ALICE)} == set(alice)
+    assert "inputSchema" in alice["calculator"]
+
+
+def test_a_denied_caller_sees_no_tool_and_its_call_is_refused_and_audited(yard: Yard) -> None:
+    front = McpFront(yard)
+    assert front.list_tools(EVE) == []
+    result = call(front, EVE, "calculator", {"expression": "1+1"})
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["code"] == "permission_denied"
+    assert calls_audited(yard, "eve") == ["error"]
+
+
+def test_a_call_is_one_audited_executor_call(yard: Yard) -> None:
+    front = McpFront(yard)
+    result = call(front, ALICE, "calculator", {"expression": "6*7"})
+    assert result["isError"] is False
+    assert result["structuredContent"]["result"] == 42
+    assert calls_audited(yard, "alice") == ["success"]
+
+
+def test_approval_round_trip_through_the_receipt_in_meta(yard: Yard) -> None:
+    front = McpFront(yard)
+    pending = call(front, BOB, "calculator", {"expression": "6*7"})
+    data = pending["structuredContent"]
+    assert pending["isError"] is False and data["status"] == "pending_approval"
+    assert "outputSchema" not in front.list_tools(BOB)[0]
+    yard.admin.decide(data["action_id"], Subject("alice", ("boss",)), True)
+    done = call(front, BOB, "calculator", {"expression": "6*7"}, **{RECEIPT_META: data["receipt"]})
+    assert done["isError"] is False and done["structuredContent"]["result"] == 42
+    again = call(front, BOB, "calculator", {"expression": "6*7"}, **{RECEIPT_META: data["receipt"]})
+    assert again["structuredContent"]["error"]["code"] == "receipt_used"
+
+
+def test_an_unknown_tool_is_operation_not_found(yard: Yard) -> None:
+    result = call(McpFront(yard), ALICE, "no_such_tool", {})
+    assert result["structuredContent"]["error"]["code"] == "operation_not_found"
+
+
+def test_discovery_mode_shows_two_tools_that_search_and_call(yard: Yard) -> None:
+    front = McpFront(yard, "discovery")
+    assert [t["name"] for t in front.list_tools(ALICE)] == ["search", "call"]
+    found = call(front, ALICE, "search", {"query": "evaluate an arithmetic expression", "k": 5})
+    plugins = [m["plugin"] for m in found["structuredContent"]["matches"]]
+    assert "calculator" in plugins
+    done = call(front, ALICE, "call", {"plugin": "calculator", "operation": "execute",
+                                      "parameters": {"expression": "2+3"}})  # fmt: skip
+    assert done["structuredContent"]["result"] == 5
+
+
+def test_discovery_search_never_shows_what_the_caller_may_not_call(yard: Yard) -> None:
+    front = McpFront(yard, "discovery")
+    found = call(front, BOB, "search", {"query": "evaluate an arithmetic expression", "k": 10})
+    assert {m["plugin"] for m in found["structuredContent"]["matches"]} <= {"calculator"}
+    assert call(front, EVE, "search", {"query": "calculator"})["structuredContent"]["matches"] == []
+    bad = call(front, ALICE, "search", {"query": "", "k": 5})
+    assert bad["structuredContent"]["error"]["code"] == "invalid_query"
+
+
+def test_discovery_call_carries_the_receipt_and_idempotency_key(yard: Yard) -> None:
+    front = McpFront(yard, "discovery")
+    args = {"plugin": "calculator", "parameters": {"expression": "1+2"}}
+    pending = call(front, BOB, "call", args)["structuredContent"]
+    yard.admin.decide(pending["action_id"], Subject("alice", ("boss",)), True)
+    done = call(front, BOB, "call", {**args, "approval_receipt": pending["receipt"]})
+    assert done["structuredContent"]["result"] == 3
+    first = call(front, ALICE, "call", {**args, "idempotency_key": "k-1"})
+    second = call(front, ALICE, "call", {**args, "idempotency_key": "k-1"})
+    assert first["structuredContent"] == second["structuredContent"]

@@ -1,0 +1,3 @@
+from runtimes.subprocess.helpers import runtime
+
+__all__ = ["runtime"]

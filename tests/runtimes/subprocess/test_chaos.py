@@ -1,0 +1,58 @@
+"""Wrappers that hang, crash, flood or hide: a result within the deadline + 1 s, and no
+process of theirs left 2 s later."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from plugyard.runtimes.subprocess import SubprocessPluginRuntime
+from runtimes.subprocess.helpers import call, chaos_target, none_left
+
+CASES = {
+    "hang": "timeout",
+    "crash_mid": "plugin_error",
+    "big_line": "wrapper_protocol_error",
+    "no_newline": "timeout",
+    "close_stdout": "plugin_error",
+    "ignore_term": "timeout",
+    "grandchild": "timeout",
+}
+
+
+@pytest.mark.parametrize("mode", ["persistent", "oneshot"])
+@pytest.mark.parametrize(("do", "code"), sorted(CASES.items()))
+def test_misbehaving_wrapper_answers_in_time_and_leaves_nothing(
+    runtime: SubprocessPluginRuntime, tmp_path: Path, do: str, code: str, mode: str
+) -> None:
+    target, marker = chaos_target(tmp_path, mode=mode, timeout_ms=500)
+    started = time.monotonic()
+    outcome = call(runtime, target, {"do": do})
+    assert time.monotonic() - started < 0.5 + 1.0
+    assert outcome.error is not None
+    assert outcome.error.code == code
+    assert none_left(marker)
+
+
+def test_a_setsid_grandchild_dies_with_a_oneshot_call_that_answered(
+    runtime: SubprocessPluginRuntime, tmp_path: Path
+) -> None:
+    target, marker = chaos_target(tmp_path, mode="oneshot")
+    outcome = call(runtime, target, {"do": "grandchild_reply"})
+    assert outcome.data == "left one behind"
+    assert none_left(marker)
+
+
+def test_a_broken_worker_is_replaced_for_the_next_call(
+    runtime: SubprocessPluginRuntime, tmp_path: Path
+) -> None:
+    target, marker = chaos_target(tmp_path, timeout_ms=2000)
+    first = call(runtime, target, {"do": "pid"})
+    assert call(runtime, target, {"do": "bad_json"}).error.code == "wrapper_protocol_error"  # type: ignore[union-attr]
+    second = call(runtime, target, {"do": "pid"})
+    assert first.status == second.status == "success"
+    assert first.data != second.data
+    runtime.kill_all()
+    assert none_left(marker)
