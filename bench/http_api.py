@@ -1,6 +1,6 @@
 """HTTP API overhead: plugyard's ``execute`` against a bare FastAPI endpoint.
 
-    bash scripts/bench.sh http_api [--seconds 5]
+    bash scripts/bench.sh http_api [--seconds 5] [--rounds 3]
 
 Both serve the same trivial async plugin function (bench/plugins/tool/echo) from
 uvicorn on loopback (uvloop, httptools), each in its own process, in the same run;
@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -166,6 +167,7 @@ def run_wrk(wrk: str, url: str, connections: int, seconds: int, script: str) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seconds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; medians")
     parser.add_argument("--serve", choices=list(KINDS), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--db", help=argparse.SUPPRESS)
@@ -199,10 +201,13 @@ def main() -> None:
             for url in urls.values():  # warm up
                 run_wrk(wrk, url, 8, 1, str(script))
             rows = []
-            for connections in (1, 32):
-                for kind in KINDS:
-                    r = run_wrk(wrk, urls[kind], connections, args.seconds, str(script))
-                    rows.append((kind, connections, r))
+            # Rounds interleave the servers so that a noisy moment hits all of them; the
+            # table gives medians, and each ratio is the median of per-round ratios.
+            for round_no in range(args.rounds):
+                for connections in (1, 32):
+                    for kind in KINDS:
+                        r = run_wrk(wrk, urls[kind], connections, args.seconds, str(script))
+                        rows.append((kind, connections, round_no, r))
             counts = {}
             for kind in KINDS[1:]:
                 counts_url = f"http://127.0.0.1:{ports[kind]}/bench/counts"
@@ -213,27 +218,40 @@ def main() -> None:
                 proc.terminate()
                 proc.wait(10)
     print(f"{'server':<18} {'clients':>7} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8}")
-    for kind, connections, r in rows:
-        print(
-            f"{kind:<18} {connections:>7} {r['rps']:>9,.0f} {r['p50']:>8.2f} {r['p99']:>8.2f}"
-            f" {r['non2xx']:>8.0f}"
-        )
+    for connections in (1, 32):
+        for kind in KINDS:
+            mine = [r for k, c, _, r in rows if k == kind and c == connections]
+            med = {f: statistics.median(r[f] for r in mine) for f in ("rps", "p50", "p99")}
+            bad = sum(r["non2xx"] for r in mine)
+            print(
+                f"{kind:<18} {connections:>7} {med['rps']:>9,.0f} {med['p50']:>8.2f}"
+                f" {med['p99']:>8.2f} {bad:>8.0f}"
+            )
     failed = False
     for kind in KINDS[1:]:
         for connections in (1, 32):
-            bare = next(r for k, c, r in rows if k == "bare" and c == connections)
-            ours = next(r for k, c, r in rows if k == kind and c == connections)
-            print(f"{kind} / bare at {connections:>2} clients: {ours['rps'] / bare['rps']:.0%}")
+            ratios = [
+                ours["rps"] / bare["rps"]
+                for k, c, n, ours in rows
+                if k == kind and c == connections
+                for bk, bc, bn, bare in rows
+                if bk == "bare" and bc == connections and bn == n
+            ]
+            spread = ", ".join(f"{x:.0%}" for x in ratios)
+            print(
+                f"{kind} / bare at {connections:>2} clients: {statistics.median(ratios):.0%}"
+                f" (rounds: {spread})"
+            )
         seen = counts[kind]
         same = seen["audit"] == seen["responses"]
         failed = failed or not same
-        sent = sum(r["total"] for k, _, r in rows if k == kind)
+        sent = sum(r["total"] for k, _, _, r in rows if k == kind)
         print(
             f"{kind}: audit events {seen['audit']:,}, execute responses "
             f"{seen['responses']:,} (wrk counted {sent:,} + warm-up): "
             f"{'EQUAL' if same else 'MISMATCH'}"
         )
-    if failed or any(r["non2xx"] for _, _, r in rows):
+    if failed or any(r["non2xx"] for _, _, _, r in rows):
         sys.exit(1)
 
 

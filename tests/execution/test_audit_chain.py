@@ -3,6 +3,7 @@ with SIGKILL loses no acknowledged event."""
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
 import random
@@ -11,6 +12,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from plugyard.errors import StoreError
+from plugyard.execution.audit import AuditEvent
 from plugyard.execution.audit_chain import ChainedAudit
 from plugyard.execution.governance import Governance
 from plugyard.execution.keys import AUDIT_KEY, load_key
@@ -128,3 +131,96 @@ def test_killing_a_writer_thirty_times_loses_no_acknowledged_event(tmp_path: Pat
     check = Governance.over(Store.open(database), environ=KEYS).audit.verify()
     assert check.ok, check
     assert check.events == len(stored) >= len(acknowledged)
+
+
+# ------------------------------------------------------------------ group commit
+
+
+def _event(i: int) -> AuditEvent:
+    return AuditEvent(f"r{i}", "bob", "p", "o", "0" * 64, "allow", "success", None, 0.0, 0.1)
+
+
+class CountingRepository(MemoryAuditRepository):
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+        self.fail = fail
+
+    def append_many(self, items: list[Any]) -> list[Any]:
+        self.batches.append(len(items))
+        if self.fail:
+            raise StoreError("disk full", code="store_error")
+        return super().append_many(items)
+
+
+def test_a_lone_call_commits_at_once_and_the_rest_of_its_turn_share_one_commit() -> None:
+    repository = CountingRepository()
+    audit = ChainedAudit(repository, b"k" * 32)
+
+    async def call(i: int) -> None:
+        audit.emit(_event(i))
+        await audit.settle()  # acknowledged only after the commit
+
+    async def main() -> None:
+        await asyncio.gather(*(call(i) for i in range(16)))
+
+    asyncio.run(main())
+    assert repository.batches == [1, 15]
+    assert audit.verify().events == 16 and audit.verify().ok
+
+
+def test_a_failed_group_commit_reaches_every_waiter() -> None:
+    audit = ChainedAudit(CountingRepository(fail=True), b"k" * 32)
+
+    async def call(i: int) -> str:
+        try:
+            audit.emit(_event(i))  # the first of the turn commits here, and fails here
+            await audit.settle()
+        except StoreError as exc:
+            return exc.code
+        return "acknowledged"
+
+    async def main() -> list[str]:
+        return await asyncio.gather(*(call(i) for i in range(4)))
+
+    assert asyncio.run(main()) == ["store_error"] * 4
+
+
+def _group_writer(database: str, acks: Any) -> None:
+    governance = Governance.over(Store.open(database), environ=KEYS)
+    audit = governance.audit
+
+    async def one(i: int) -> None:
+        while True:
+            audit.emit(_event(i))
+            await audit.settle()
+            acks.send(len(audit))  # acknowledged only once its batch committed
+
+    async def main() -> None:
+        await asyncio.gather(*(one(i) for i in range(8)))
+
+    asyncio.run(main())
+
+
+def test_killing_a_group_committing_writer_loses_no_acknowledged_event(tmp_path: Path) -> None:
+    database = str(tmp_path / "group.db")
+    Store.open(database).close()
+    context = multiprocessing.get_context("fork")
+    acknowledged = 0
+    for wanted in (5, 40, 17, 64, 3, 29, 50, 8, 33, 21):
+        receiving, sending = context.Pipe(duplex=False)
+        writer = context.Process(target=_group_writer, args=(database, sending))
+        writer.start()
+        sending.close()
+        for _ in range(wanted):
+            receiving.recv()
+        acknowledged += wanted
+        os.kill(writer.pid or 0, signal.SIGKILL)
+        writer.join()
+        receiving.close()
+    with sqlite3.connect(database) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        stored = db.execute("SELECT count(*) FROM audit_events").fetchone()[0]
+    assert stored >= acknowledged  # every acknowledged event is there
+    check = Governance.over(Store.open(database), environ=KEYS).audit.verify()
+    assert check.ok, check

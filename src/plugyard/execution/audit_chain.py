@@ -25,7 +25,6 @@ import hmac
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -96,10 +95,8 @@ class ChainedAudit:
         self.repository = repository
         self._key = key
         self._recent: deque[AuditEvent] = deque(maxlen=recent)
-        # The group commit of each event loop that emits; commits run on one thread so
-        # the loop keeps serving while SQLite writes (and, now and then, checkpoints).
+        # The group commit of each event loop that emits.
         self._writers: dict[asyncio.AbstractEventLoop, _Writer] = {}
-        self._pool: ThreadPoolExecutor | None = None
 
     def emit(self, event: AuditEvent, extra: Extra | None = None) -> None:
         """Append one call's event; ``extra`` (an idempotency completion) commits with it.
@@ -131,7 +128,7 @@ class ChainedAudit:
         writer = self._writers.get(loop)
         if writer is None:
             writer = self._writers[loop] = _Writer(
-                loop, self.repository, self._thread(), lambda: self._writers.pop(loop, None)
+                loop, self.repository, lambda: self._writers.pop(loop, None)
             )
         writer.add(build, extra)
 
@@ -153,17 +150,10 @@ class ChainedAudit:
             writer.write_now()
 
     def close(self) -> None:
-        """Stop the writer thread (after the waiting commits)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        """Commit what is waiting (a loop closed before its turn ended leaves it)."""
+        for writer in list(self._writers.values()):
+            writer.write_now()
         self._writers.clear()
-
-    def _thread(self) -> ThreadPoolExecutor:
-        # One thread: commits leave in order, and SQLite has one writer anyway.
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="plugyard-audit")
-        return self._pool
 
     def append(self, kind: str, *, status: str, **values: Any) -> AuditRecord:
         """Append one event (``kind``: ``call``, or an administrative act such as
@@ -239,68 +229,61 @@ class _Batch:
 
 
 class _Writer:
-    """Group commit for one event loop: events gather in ``collecting`` while the previous
-    batch commits on the writer thread; at most one batch is in flight."""
+    """Group commit for one event loop. The first event of a loop turn is committed at
+    once (a lone caller waits for nothing), and so are that task's next ones; events
+    that other tasks emit in the same turn — concurrent calls — are committed together
+    once the turn's callbacks have run.
+
+    Measured against a writer thread (bench/RESULTS.md, "HTTP API"): handing batches to a
+    thread cost more in wake-ups and GIL hand-offs than the commit it took off the loop.
+    """
 
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
         repository: AuditRepository,
-        pool: Executor,
         idle: Callable[[], object],
     ) -> None:
         self.loop = loop
         self.repository = repository
-        self.pool = pool
         self.idle = idle  # forgets this writer, so that short-lived loops are not kept
         self.collecting: _Batch | None = None
-        self.busy = False
+        self.in_turn = False
+        self.turn_task: asyncio.Task[Any] | None = None
 
     def add(self, build: Build, extra: Extra | None) -> None:
         if self.collecting is None:
+            task = asyncio.current_task(self.loop)
+            # Another task emitting in the same turn means concurrent calls: group them.
+            # The same task again is one caller calling in sequence: commit at once.
+            if not self.in_turn or task is self.turn_task:
+                if not self.in_turn:
+                    self.in_turn = True
+                    self.loop.call_soon(self._turn_ended)
+                self.turn_task = task
+                self.repository.append_many([(build, extra)])  # durable when add returns
+                return
+        if self.collecting is None:
             self.collecting = _Batch(self.loop.create_future())
-            if not self.busy:
-                self.loop.call_soon(self._start)
+            self.loop.call_soon(self.write_now)
         self.collecting.items.append((build, extra))
+
+    def _turn_ended(self) -> None:
+        self.in_turn, self.turn_task = False, None
+        if self.collecting is None:
+            self.idle()
 
     def write_now(self) -> None:
         batch, self.collecting = self.collecting, None
         if batch is not None:
-            _settle(batch, lambda: self.repository.append_many(batch.items))
-        if not self.busy:
+            try:
+                self.repository.append_many(batch.items)
+            except Exception as exc:  # every waiter of the batch learns it failed
+                if not batch.done.done():
+                    batch.done.set_exception(exc)
+                    batch.done.exception()  # reported to the waiters, not as "never retrieved"
+            else:
+                if not batch.done.done():
+                    batch.done.set_result(None)
+        if not self.in_turn:
             self.idle()
-
-    def _start(self) -> None:
-        batch, self.collecting = self.collecting, None
-        if batch is None or self.busy:
-            return
-        if len(batch.items) == 1:
-            # A lone event: committing here is cheaper than two thread hand-offs, and a
-            # lone event means the loop has nothing else to do meanwhile.
-            _settle(batch, lambda: self.repository.append_many(batch.items))
-            self.idle()
-            return
-        self.busy = True
-        future = self.loop.run_in_executor(self.pool, self.repository.append_many, batch.items)
-        future.add_done_callback(lambda f: self._written(batch, f))
-
-    def _written(self, batch: _Batch, future: asyncio.Future[list[AuditRecord]]) -> None:
-        self.busy = False
-        _settle(batch, future.result)
-        if self.collecting is not None:
-            self._start()
-        else:
-            self.idle()
-
-
-def _settle(batch: _Batch, outcome: Callable[[], object]) -> None:
-    """Run or read a commit's ``outcome`` and tell the batch's waiters how it went."""
-    try:
-        outcome()
-    except Exception as exc:
-        if not batch.done.done():
-            batch.done.set_exception(exc)
-            batch.done.exception()  # reported to the waiters, not as "never retrieved"
-        return
-    if not batch.done.done():
-        batch.done.set_result(None)

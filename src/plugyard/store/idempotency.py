@@ -135,11 +135,22 @@ class SqlIdempotencyRepository:
             row.claimed_at,
             row.request_id,
         )
+        if not self._db.postgres:
+            # One autocommit statement is the whole claim (ON CONFLICT makes it atomic);
+            # only a taken key needs a second look, and a claim released in between
+            # (nothing ran) is simply claimed again.
+            for _ in range(3):
+                if self._db.execute_alone(_INSERT, values) == 1:
+                    return None
+                with self._db.read() as tx:
+                    found = tx.one(_SELECT, {"key": row.key})
+                if found is not None:
+                    return _row(found)
         with self._db.write() as tx:
             if tx.execute_positional(_INSERT, values) == 1:
                 return None
             found = tx.one(_SELECT, {"key": row.key})
-        assert found is not None  # a conflicting row exists and rows are never deleted
+        assert found is not None  # in one transaction the conflicting row is still there
         return _row(found)
 
     def complete(self, key: str, state: KeyState, result: Any, completed_at: float) -> None:

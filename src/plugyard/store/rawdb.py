@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping
@@ -162,6 +163,31 @@ class RawDb:
                 raise self._failure("write", exc) from None
             finally:
                 cursor.close()
+
+    def insert_alone(self, sql: str, values: tuple[Any, ...]) -> bool:
+        """One ``INSERT`` as its own transaction (SQLite autocommit: one statement, no
+        BEGIN/COMMIT round trips). ``False`` when a constraint refused the row — the caller
+        built it on a stale view and must retry under a transaction. SQLite only."""
+        try:
+            self.execute_alone(sql, values)
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
+    def execute_alone(self, sql: str, values: tuple[Any, ...]) -> int:
+        """One statement as its own transaction (SQLite only); the rows it changed.
+        Constraint violations reach the caller as ``sqlite3.IntegrityError``."""
+        assert not self.postgres
+        with self._lock:
+            connection = self._connect()
+            try:
+                return int(connection.execute(sql, values).rowcount)
+            except sqlite3.IntegrityError:
+                raise
+            except Exception as exc:
+                if not _is_db_error(exc):
+                    raise
+                raise self._failure("write", exc) from None
 
     @contextmanager
     def read(self) -> Iterator[Tx]:
