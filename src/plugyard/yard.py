@@ -26,6 +26,7 @@ from plugyard.execution.executor import CallRequest, Executor, Limits, new_reque
 from plugyard.execution.governance import Governance
 from plugyard.execution.result import Result
 from plugyard.feeds.scheduler import FeedScheduler
+from plugyard.manifest.model import Operation
 from plugyard.pipelines.service import PipelineService
 from plugyard.pipelines.store_sql import SqlPipelineStore
 from plugyard.policy.base import Subject
@@ -210,6 +211,9 @@ class Yard:
         yard.policy, yard.governance = policy, governance
         yard.health = HealthChecker(registry, outbound, threshold=settings.health_threshold,
                                     interval_s=settings.health_interval_s)  # fmt: skip
+        mcp = runtimes["mcp"]
+        assert isinstance(mcp, McpPluginRuntime)
+        mcp.tools_changed = yard._mcp_tools_changed
         return yard
 
     async def call(
@@ -308,6 +312,25 @@ class Yard:
         runtime = self.runtimes["mcp"]
         assert isinstance(runtime, McpPluginRuntime)
         return runtime.tool_pins(plugin_id)
+
+    def _mcp_tools_changed(self, plugin_id: str, operations: tuple[Operation, ...]) -> None:
+        """An MCP server added or dropped tools while connected: register the plugin
+        again with them, so listings, search and calls see the new list at once."""
+        held = self.registry.find(plugin_id)
+        if held is None or held.descriptor.operations == operations:
+            return
+        refined = held.descriptor.model_copy(update={"operations": operations})
+        self.registry.register(
+            RegisteredPlugin.of(
+                refined,
+                held.source,
+                trust=held.trust,
+                location=held.location,
+                manifest_path=held.manifest_path,
+                dialect=held.dialect,
+            ),
+            replace=True,
+        )
 
     def approve_mcp_tool(self, plugin_id: str, tool: str, *, by: str | None = None) -> ToolPin:
         """Trust the definition an MCP tool shows now, re-enabling a changed tool

@@ -358,24 +358,7 @@ def feeds_add(
 @click.pass_context
 def feeds_list(ctx: click.Context, owner: str | None) -> None:
     with open_yard(ctx) as yard:
-        _out(
-            [
-                {
-                    "id": r.id,
-                    "owner": r.owner,
-                    "plugin_id": r.plugin_id,
-                    "operation": r.operation,
-                    "interval_s": r.interval_s,
-                    "cron": r.cron,
-                    "enabled": r.enabled,
-                    "next_run_at": r.next_run_at,
-                    "runs": r.runs,
-                    "last_status": r.last_status,
-                    "next_cursor": r.next_cursor,
-                }
-                for r in yard.feeds.all(owner)
-            ]
-        )
+        _out([r.summary() for r in yard.feeds.all(owner)])
 
 
 @feeds_group.command("run-due")

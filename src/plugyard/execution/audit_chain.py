@@ -97,6 +97,7 @@ class ChainedAudit:
         self._recent: deque[AuditEvent] = deque(maxlen=recent)
         # The group commit of each event loop that emits.
         self._writers: dict[asyncio.AbstractEventLoop, _Writer] = {}
+        self._pace = _Pace()
 
     def emit(self, event: AuditEvent, extra: Extra | None = None) -> None:
         """Append one call's event; ``extra`` (an idempotency completion) commits with it.
@@ -128,7 +129,7 @@ class ChainedAudit:
         writer = self._writers.get(loop)
         if writer is None:
             writer = self._writers[loop] = _Writer(
-                loop, self.repository, lambda: self._writers.pop(loop, None)
+                loop, self.repository, lambda: self._writers.pop(loop, None), self._pace
             )
         writer.add(build, extra)
 
@@ -220,6 +221,15 @@ class ChainedAudit:
         return len(self._recent)
 
 
+#: How long after concurrent calls were last seen every event joins a group commit.
+_GROUPING_S = 0.1
+
+
+@dataclass(slots=True)
+class _Pace:
+    grouping_until: float = 0.0
+
+
 @dataclass(slots=True)
 class _Batch:
     """Events committed together; ``done`` resolves after the commit."""
@@ -243,16 +253,18 @@ class _Writer:
         loop: asyncio.AbstractEventLoop,
         repository: AuditRepository,
         idle: Callable[[], object],
+        pace: _Pace,
     ) -> None:
         self.loop = loop
         self.repository = repository
         self.idle = idle  # forgets this writer, so that short-lived loops are not kept
+        self.pace = pace
         self.collecting: _Batch | None = None
         self.in_turn = False
         self.turn_task: asyncio.Task[Any] | None = None
 
     def add(self, build: Build, extra: Extra | None) -> None:
-        if self.collecting is None:
+        if self.collecting is None and self.loop.time() >= self.pace.grouping_until:
             task = asyncio.current_task(self.loop)
             # Another task emitting in the same turn means concurrent calls: group them.
             # The same task again is one caller calling in sequence: commit at once.
@@ -266,6 +278,9 @@ class _Writer:
         if self.collecting is None:
             self.collecting = _Batch(self.loop.create_future())
             self.loop.call_soon(self.write_now)
+            # Calls are concurrent now: for a while, even a turn's first event waits for
+            # the turn's commit rather than costing one of its own.
+            self.pace.grouping_until = self.loop.time() + _GROUPING_S
         self.collecting.items.append((build, extra))
 
     def _turn_ended(self) -> None:

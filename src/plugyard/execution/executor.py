@@ -411,9 +411,15 @@ class Executor:
             flush()
 
     @property
-    def _settle(self) -> Callable[[], Awaitable[None]] | None:
-        """The audit sink's group-commit wait, when it batches (the durable chain)."""
-        return getattr(self.audit, "settle", None)
+    def audit(self) -> AuditSink:
+        return self._audit
+
+    @audit.setter
+    def audit(self, sink: AuditSink) -> None:
+        self._audit = sink
+        # The sink's group-commit wait, when it batches (the durable chain); looked up
+        # once here, not on every call.
+        self._settle: Callable[[], Awaitable[None]] | None = getattr(sink, "settle", None)
 
     def _timeout_s(self, call: _Call) -> float:
         assert call.plugin is not None

@@ -35,6 +35,22 @@ class FeedRow:
     next_cursor: str | None = None
     runs: int = 0
 
+    def summary(self) -> dict[str, Any]:
+        """What listings show of a feed (the CLI and the REST API alike)."""
+        return {
+            "id": self.id,
+            "owner": self.owner,
+            "plugin_id": self.plugin_id,
+            "operation": self.operation,
+            "interval_s": self.interval_s,
+            "cron": self.cron,
+            "enabled": self.enabled,
+            "next_run_at": self.next_run_at,
+            "runs": self.runs,
+            "last_status": self.last_status,
+            "next_cursor": self.next_cursor,
+        }
+
 
 class FeedRepository(Protocol):
     def create(self, row: FeedRow) -> None: ...

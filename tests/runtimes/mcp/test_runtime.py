@@ -160,6 +160,20 @@ def test_a_changed_tool_is_disabled_until_re_approved(yard: Yard) -> None:
     assert any(r.kind == "mcp_tool" and r.operation == "echo" for r in records)
 
 
+def test_a_tool_the_server_adds_while_connected_appears_without_a_restart(yard: Yard) -> None:
+    async def work() -> Result:
+        assert (await _call(yard, "grow")).status == "success"  # then list_changed
+        deadline = time.monotonic() + 10
+        while yard.registry.require("mcp-tools").descriptor.operation("shout") is None:
+            assert time.monotonic() < deadline, "the new tool never appeared"
+            await asyncio.sleep(0.01)  # the refresh runs on this loop
+        return await _call(yard, "shout", {"text": "hi"})
+
+    shouted = run(work)
+    assert shouted.status == "success" and shouted.data["text"] == "HI"
+    assert yard.search("upper-case the text", 3)[0].plugin_id == "mcp-tools"
+
+
 def test_pins_are_durable_a_restart_still_refuses_the_changed_tool(
     tmp_path: Path, state: Path
 ) -> None:

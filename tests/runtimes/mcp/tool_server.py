@@ -2,7 +2,8 @@
 
 ``python tool_server.py STATE_DIR`` serves over stdio; ``--http`` serves streamable HTTP
 on a loopback port it prints first. ``STATE_DIR/variant`` (written by the ``mutate``
-tool) changes the ``echo`` tool's description, so a change outlives the process.
+tool) changes the ``echo`` tool's description, so a change outlives the process;
+``STATE_DIR/grown`` (written by ``grow``) adds a ``shout`` tool.
 """
 
 from __future__ import annotations
@@ -69,6 +70,18 @@ def tools() -> list[mt.Tool]:
             input_schema=OBJECT,
             output_schema={"type": "object", "properties": {"n": {"type": "integer"}}},
         ),
+        mt.Tool(name="grow", description="Adds the shout tool.", input_schema=OBJECT),
+        *(
+            [
+                mt.Tool(
+                    name="shout",
+                    description="Upper-cases the text.",
+                    input_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+                )
+            ]
+            if (STATE / "grown").exists()
+            else []
+        ),
         mt.Tool(
             name="broken",
             description="An invalid input schema.",
@@ -113,6 +126,12 @@ async def call_tool(ctx: Any, params: mt.CallToolRequestParams) -> mt.CallToolRe
         (STATE / "variant").write_text("v2")
         await ctx.session.send_tool_list_changed()
         return mt.CallToolResult(content=text("mutated"))
+    if name == "grow":
+        (STATE / "grown").write_text("yes")
+        await ctx.session.send_tool_list_changed()
+        return mt.CallToolResult(content=text("grown"))
+    if name == "shout":
+        return mt.CallToolResult(content=text(str(args.get("text", "")).upper()))
     if name == "liar":
         return mt.CallToolResult(content=text("n"), structured_content={"n": "not a number"})
     return mt.CallToolResult(content=text(f"unknown tool {name}"), is_error=True)

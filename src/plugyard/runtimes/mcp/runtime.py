@@ -14,6 +14,7 @@ closed (a stdio server's whole process tree with it) and the next call opens a n
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -66,6 +67,10 @@ class McpPluginRuntime:
         self._probed: dict[tuple[str, str], ToolSet | str] = {}
         self._sessions: dict[str, _Session] = {}
         self._closing: set[asyncio.Task[None]] = set()
+        #: Told ``(plugin_id, operations)`` when a server's tool list gains or loses a
+        #: tool; the yard re-registers the plugin with them (a changed definition of a
+        #: known tool is the pins' business instead).
+        self.tools_changed: Callable[[str, tuple[Operation, ...]], None] | None = None
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ registration
@@ -221,6 +226,10 @@ class McpPluginRuntime:
         def changed() -> None:
             if session is not None:
                 session.stale = True
+                # Read the new list now, so that added tools appear without a call first.
+                task = loop.create_task(self._refresh(plugin_id, session))
+                self._closing.add(task)
+                task.add_done_callback(self._closing.discard)
 
         connection = McpConnection(opener, changed)
         session = _Session(target.content_hash, connection, loop)
@@ -235,10 +244,19 @@ class McpPluginRuntime:
     async def _tools(self, plugin_id: str, session: _Session) -> ToolSet:
         async with session.lock:
             if session.tools is None or session.stale:
+                before = session.tools
                 session.stale = False
                 session.tools = read_tools(await session.connection.list_tools())
                 self._observe(plugin_id, session.tools)
+                notify = self.tools_changed
+                if notify and before is not None and _names(before) != _names(session.tools):
+                    notify(plugin_id, session.tools.operations)
             return session.tools
+
+    async def _refresh(self, plugin_id: str, session: _Session) -> None:
+        # A server that cannot list its tools now fails the next call instead.
+        with contextlib.suppress(Exception):
+            await self._tools(plugin_id, session)
 
     def _drop(self, plugin_id: str, session: _Session) -> None:
         if self._sessions.get(plugin_id) is session:
@@ -246,6 +264,10 @@ class McpPluginRuntime:
         task = asyncio.get_running_loop().create_task(session.connection.close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
+
+
+def _names(tools: ToolSet) -> frozenset[str]:
+    return frozenset(op.id for op in tools.operations)
 
 
 def _failure(code: str, message: str, **details: Any) -> Outcome:

@@ -36,22 +36,6 @@ def _feeds(request: Request) -> FeedScheduler:
     return feeds
 
 
-def _row(r: Any) -> dict[str, Any]:
-    return {
-        "id": r.id,
-        "owner": r.owner,
-        "plugin_id": r.plugin_id,
-        "operation": r.operation,
-        "interval_s": r.interval_s,
-        "cron": r.cron,
-        "enabled": r.enabled,
-        "next_run_at": r.next_run_at,
-        "runs": r.runs,
-        "last_status": r.last_status,
-        "next_cursor": r.next_cursor,
-    }
-
-
 @router.post(
     "/api/v1/feeds",
     summary="Schedule an operation, run as the caller",
@@ -70,7 +54,7 @@ async def feed_add(
         cron=body.cron,
         roles=who.roles,
     )
-    return json_response(_row(row), status=201)
+    return json_response(row.summary(), status=201)
 
 
 @router.get(
@@ -78,7 +62,7 @@ async def feed_add(
 )
 async def feed_list(request: Request, who: Annotated[Principal, Depends(caller)]) -> Response:
     rows = _feeds(request).all(None if who.admin else who.subject)
-    return json_response([_row(r) for r in rows])
+    return json_response([r.summary() for r in rows])
 
 
 @router.delete(

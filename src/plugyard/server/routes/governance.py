@@ -127,35 +127,21 @@ class DecideBody(BaseModel):
     note: str | None = Field(default=None, max_length=2000)
 
 
-def _decide(
-    request: Request, action_id: str, who: Principal, approve: bool, note: str | None
+@router.post(
+    "/api/v1/approvals/{action_id}/{decision}",
+    summary="Approve or reject a pending request",
+    responses=errors_doc(*_AUTH, "approval_not_found", "approval_decided", "receipt_expired"),
+)
+async def decide(
+    action_id: str,
+    decision: Literal["approve", "reject"],
+    request: Request,
+    who: Annotated[Principal, Depends(caller)],
+    body: DecideBody | None = None,
 ) -> Response:
+    note = body.note if body else None
+    approve = decision == "approve"
     return json_response(_admin(request).decide(action_id, _subject(who), approve, note))
-
-
-_DECIDE = errors_doc(*_AUTH, "approval_not_found", "approval_decided", "receipt_expired")
-
-
-@router.post("/api/v1/approvals/{action_id}/approve", summary="Approve a pending request",
-             responses=_DECIDE)  # fmt: skip
-async def approve(
-    action_id: str,
-    request: Request,
-    who: Annotated[Principal, Depends(caller)],
-    body: DecideBody | None = None,
-) -> Response:
-    return _decide(request, action_id, who, True, body.note if body else None)
-
-
-@router.post("/api/v1/approvals/{action_id}/reject", summary="Reject a pending request",
-             responses=_DECIDE)  # fmt: skip
-async def reject(
-    action_id: str,
-    request: Request,
-    who: Annotated[Principal, Depends(caller)],
-    body: DecideBody | None = None,
-) -> Response:
-    return _decide(request, action_id, who, False, body.note if body else None)
 
 
 # --------------------------------------------------------------------------- actions
