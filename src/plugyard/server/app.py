@@ -28,6 +28,7 @@ from plugyard.server.routes import (
     execute,
     feeds,
     governance,
+    mcp_tools,
     packages,
     pipelines,
     plugins,
@@ -96,7 +97,8 @@ def create_app(
     app.state.auth = Authenticator(the_yard.keys, ttl_s=server.key_cache_s)
     app.state.server_settings = server
     errors.install(app)
-    for module in (execute, plugins, search, pipelines, packages, governance, feeds, probes):
+    routes = (execute, plugins, search, pipelines, packages, governance, feeds, mcp_tools, probes)
+    for module in routes:
         app.include_router(module.router)
     app.router.routes.extend(mcp_endpoints)
     return app

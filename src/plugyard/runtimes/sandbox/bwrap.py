@@ -118,13 +118,16 @@ def sandboxed(
         out += ["--gid", str(SANDBOX_UID)]
     out += ["--die-with-parent", "--new-session", "--hostname", "sandbox"]
     out += _system_binds()
+    # The private /tmp comes before the Python binds: an installation or checkout that
+    # lives under /tmp is then bound on top of it instead of hidden by it.
+    out += ["--perms", "1777", "--tmpfs", "/tmp"]
     for path in _parents(_runtime_dirs()):
         # Made by hand: the ones bubblewrap makes on its own are not always traversable.
         out += ["--perms", "0755", "--dir", path]
     for path in _runtime_dirs():
         out += ["--ro-bind", path, path]
     out += ["--bind" if writable else "--ro-bind", str(Path(folder).resolve()), PLUGIN_DIR]
-    out += ["--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    out += ["--proc", "/proc", "--dev", "/dev"]
     out += ["--chdir", PLUGIN_DIR, "--clearenv"]
     for key, value in env.items():
         out += ["--setenv", key, value]
