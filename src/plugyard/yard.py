@@ -153,14 +153,7 @@ def check(plugin: RegisteredPlugin, runtimes: Mapping[str, Runtime]) -> Register
     refined = describe(target) if describe is not None else None
     if refined is None or refined == plugin.descriptor:
         return plugin
-    return RegisteredPlugin.of(
-        refined,
-        plugin.source,
-        trust=plugin.trust,
-        location=plugin.location,
-        manifest_path=plugin.manifest_path,
-        dialect=plugin.dialect,
-    )
+    return plugin.redescribed(refined)
 
 
 @dataclass
@@ -320,17 +313,7 @@ class Yard:
         if held is None or held.descriptor.operations == operations:
             return
         refined = held.descriptor.model_copy(update={"operations": operations})
-        self.registry.register(
-            RegisteredPlugin.of(
-                refined,
-                held.source,
-                trust=held.trust,
-                location=held.location,
-                manifest_path=held.manifest_path,
-                dialect=held.dialect,
-            ),
-            replace=True,
-        )
+        self.registry.register(held.redescribed(refined), replace=True)
 
     def approve_mcp_tool(self, plugin_id: str, tool: str, *, by: str | None = None) -> ToolPin:
         """Trust the definition an MCP tool shows now, re-enabling a changed tool

@@ -70,6 +70,18 @@ class RegisteredPlugin:
             dialect=dialect,
         )
 
+    def redescribed(self, descriptor: PluginDescriptor) -> RegisteredPlugin:
+        """The same registration (source, trust, place, dialect) with another descriptor,
+        freshly hashed and available."""
+        return RegisteredPlugin.of(
+            descriptor,
+            self.source,
+            trust=self.trust,
+            location=self.location,
+            manifest_path=self.manifest_path,
+            dialect=self.dialect,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class RegistryEvent:

@@ -70,14 +70,7 @@ def place(plugin: RegisteredPlugin, package: InstalledPackage) -> RegisteredPlug
     config = dict(plugin.descriptor.config)
     config.setdefault("mode", "persistent")  # one warm worker, not a spawn per call
     descriptor = plugin.descriptor.model_copy(update={"runtime": worker, "config": config})
-    return RegisteredPlugin.of(
-        descriptor,
-        plugin.source,
-        trust=plugin.trust,
-        location=plugin.location,
-        manifest_path=plugin.manifest_path,
-        dialect=plugin.dialect,
-    )
+    return plugin.redescribed(descriptor)
 
 
 def pyworker_runtime(folder: str, plugin_id: str) -> SubprocessRuntime:
