@@ -21,11 +21,13 @@ from sqlalchemy.pool import StaticPool
 #: Execution option that marks a connection's transaction as a write.
 WRITE_OPTION = "plugyard_write"
 BUSY_TIMEOUT_MS = 10_000
+# busy_timeout first: switching a new file to WAL needs a lock that another opener may
+# hold for a moment, and without the timeout that is "database is locked" at once.
 _PRAGMAS = (
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
     "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=NORMAL",
     "PRAGMA foreign_keys=ON",
-    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
 )
 
 
