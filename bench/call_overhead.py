@@ -15,11 +15,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from _timing import median_per_call
 
 from plugyard.execution.executor import CallRequest, Executor
 from plugyard.registry.model import RegisteredPlugin
@@ -41,15 +42,7 @@ def add(a: int, b: int) -> int:
 
 async def timed_median(fn: Callable[[], Awaitable[Any]], calls: int) -> float:
     """Median of ROUNDS rounds, in µs per call."""
-    for _ in range(min(calls, 500)):
-        await fn()
-    rounds = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        for _ in range(calls):
-            await fn()
-        rounds.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(rounds)
+    return await median_per_call(fn, calls, warm=500, rounds=ROUNDS) * 1e6
 
 
 async def throughput(fn: Callable[[], Awaitable[Any]], concurrency: int, total: int) -> float:

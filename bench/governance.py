@@ -16,13 +16,14 @@ import argparse
 import asyncio
 import itertools
 import json
-import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from _timing import median_per_call, median_per_call_sync
 
 from plugyard.execution.audit import AuditEvent
 from plugyard.execution.executor import CallRequest, Executor
@@ -61,15 +62,7 @@ class Table:
 
 
 def median_us(fn: Callable[[], Any], calls: int = CALLS) -> float:
-    for _ in range(min(calls, 300)):
-        fn()
-    rounds = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        rounds.append((time.perf_counter() - start) / calls * 1e6)
-    return statistics.median(rounds)
+    return median_per_call_sync(fn, calls, warm=300, rounds=ROUNDS) * 1e6
 
 
 def main() -> None:
@@ -112,15 +105,7 @@ def measure(folder: Path) -> dict[str, float]:
                 result = await executor.call(CallRequest("bench", "add", params, context))
                 assert result.status == "success", result
 
-            for _ in range(300):
-                await one()
-            found = []
-            for _ in range(ROUNDS):
-                start = time.perf_counter()
-                for _ in range(CALLS):
-                    await one()
-                found.append((time.perf_counter() - start) / CALLS * 1e6)
-            return statistics.median(found)
+            return await median_per_call(one, CALLS, warm=300, rounds=ROUNDS) * 1e6
 
         return loop.run_until_complete(rounds())
 

@@ -23,6 +23,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from _timing import median_per_call
+
 from plugyard.execution.executor import CallRequest, Executor
 from plugyard.pipelines import Engine, validate
 from plugyard.registry.model import RegisteredPlugin
@@ -50,15 +52,7 @@ async def nap(ms: int = 10) -> dict[str, int]:
 
 async def median_ms(fn: Callable[[], Awaitable[Any]], repeat: int) -> float:
     """Median of ROUNDS rounds, in ms per call."""
-    for _ in range(min(repeat, 50)):
-        await fn()
-    rounds = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        for _ in range(repeat):
-            await fn()
-        rounds.append((time.perf_counter() - start) / repeat * 1000)
-    return statistics.median(rounds)
+    return await median_per_call(fn, repeat, warm=50, rounds=ROUNDS) * 1000
 
 
 async def interleaved(

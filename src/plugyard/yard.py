@@ -49,7 +49,6 @@ from plugyard.runtimes.subprocess import SubprocessPluginRuntime, SubprocessSett
 from plugyard.store.keys import SqlKeyRepository
 from plugyard.store.mcp_pins import SqlPinRepository, ToolPin
 from plugyard.store.policies import SqlPolicyRepository
-from plugyard.store.rawdb import raw_db
 from plugyard.store.store import Store
 
 
@@ -385,9 +384,8 @@ class Yard:
         if self._discovery is not None:
             self._discovery.close()
         stop_audit = getattr(self.executor.audit, "close", None)
-        if stop_audit is not None:  # the audit writer thread finishes its commits first
+        if stop_audit is not None:  # events waiting for their group commit are written first
             stop_audit()
-        raw_db(self.store).close()
         self.store.close()
 
     def __enter__(self) -> Yard:

@@ -161,7 +161,7 @@ class ChainedAudit:
         ``policy``, ``approval``, ``secret``, ``feed``, ``plugin``); answers it once it is
         durable."""
         get = values.get
-        return self._append(
+        build = self._builder(
             kind,
             get("started_at"),
             get("request_id"),
@@ -177,9 +177,7 @@ class ChainedAudit:
             get("duration_ms"),
             get("detail"),
         )
-
-    def _append(self, kind: str, started_at: str | None, *columns: Any) -> AuditRecord:
-        return self.repository.append(self._builder(kind, started_at, *columns))
+        return self.repository.append(build)
 
     def _builder(self, kind: str, started_at: str | None, *columns: Any) -> Build:
         recorded = iso(time.time())

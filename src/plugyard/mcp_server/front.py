@@ -119,13 +119,6 @@ class McpFront:
         subject = Subject(caller.subject, caller.roles)
         return policy.ask(subject, plugin_id, operation, "call").outcome
 
-    def _can_see(self, caller: Caller, plugin_id: str, operation: str | None) -> bool:
-        if operation is not None:
-            return self._decision(caller, plugin_id, operation) != "deny"
-        plugin = self.yard.registry.find(plugin_id)
-        ops = plugin.descriptor.operations if plugin is not None else ()
-        return any(self._decision(caller, plugin_id, op.id) != "deny" for op in ops)
-
     # ------------------------------------------------------------------ calling
 
     async def call_tool(
@@ -165,7 +158,8 @@ class McpFront:
             return _error("invalid_query", "query must be non-empty text")
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
             return _error("invalid_query", f"k must be an integer from 1 to {MAX_K}")
-        filters = Filters(can_see=lambda p, o: self._can_see(caller, p, o))
+        can_see = self.yard.rights(caller.subject, caller.roles)
+        filters = Filters(can_see=can_see)
         matches = await asyncio.to_thread(self.yard.search, query, k, filters)
         found = []
         for match in matches:
@@ -173,7 +167,7 @@ class McpFront:
             ops = [
                 {"operation": op.id, "description": op.description, "parameters": op.parameters}
                 for op in plugin.descriptor.operations
-                if self._can_see(caller, plugin.id, op.id)
+                if can_see(plugin.id, op.id)
             ]
             found.append({"plugin": plugin.id, "name": plugin.descriptor.name,
                           "description": plugin.descriptor.description,

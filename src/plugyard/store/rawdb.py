@@ -22,7 +22,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from plugyard.errors import StoreError
@@ -85,7 +85,7 @@ class Tx:
 
     def execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
         """One statement over many rows with ``?`` placeholders: one trip into the driver
-        (for a writer thread, one release of the GIL instead of one per row)."""
+        for a whole group commit instead of one per row."""
         if self._postgres:
             sql = _positional(sql)
         self._cursor.executemany(sql, rows)
@@ -139,28 +139,14 @@ class RawDb:
         self._fairy: Any = None
         self._connection: Any = None
 
-    @contextmanager
-    def write(self, lock_key: int | None = None) -> Iterator[Tx]:
+    def write(self, lock_key: int | None = None) -> AbstractContextManager[Tx]:
         """One write transaction; ``lock_key`` serialises it with others that name the
         same key (PostgreSQL; SQLite's write lock already serialises every write)."""
-        with self._lock:
-            connection = self._connect()
-            cursor = connection.cursor()
-            try:
-                if self.postgres:
-                    if lock_key is not None:
-                        cursor.execute("SELECT pg_advisory_xact_lock(%(k)s)", {"k": lock_key})
-                else:
-                    cursor.execute("BEGIN IMMEDIATE")
-                yield Tx(cursor, self.postgres)
-                connection.commit() if self.postgres else cursor.execute("COMMIT")
-            except BaseException as exc:
-                self._rollback(connection)
-                if isinstance(exc, StoreError) or not _is_db_error(exc):
-                    raise
-                raise self._failure("write", exc) from None
-            finally:
-                cursor.close()
+        if self.postgres:
+            begin = "" if lock_key is None else f"SELECT pg_advisory_xact_lock({int(lock_key)})"
+        else:
+            begin = "BEGIN IMMEDIATE"
+        return self._transaction("write", begin)
 
     def insert_alone(self, sql: str, values: tuple[Any, ...]) -> bool:
         """One ``INSERT`` as its own transaction (SQLite autocommit: one statement, no
@@ -187,21 +173,27 @@ class RawDb:
                     raise
                 raise self._failure("write", exc) from None
 
+    def read(self) -> AbstractContextManager[Tx]:
+        return self._transaction("read", "" if self.postgres else "BEGIN")
+
     @contextmanager
-    def read(self) -> Iterator[Tx]:
+    def _transaction(self, what: str, begin: str) -> Iterator[Tx]:
+        """One transaction on the held connection, opened by ``begin`` (psycopg opens its
+        own); committed at the end, rolled back on any failure, which becomes a
+        ``StoreError`` when the database raised it."""
         with self._lock:
             connection = self._connect()
             cursor = connection.cursor()
             try:
-                if not self.postgres:
-                    cursor.execute("BEGIN")
+                if begin:
+                    cursor.execute(begin)
                 yield Tx(cursor, self.postgres)
                 connection.commit() if self.postgres else cursor.execute("COMMIT")
             except BaseException as exc:
                 self._rollback(connection)
                 if isinstance(exc, StoreError) or not _is_db_error(exc):
                     raise
-                raise self._failure("read", exc) from None
+                raise self._failure(what, exc) from None
             finally:
                 cursor.close()
 

@@ -11,6 +11,8 @@ from plugyard.server.bodies import ErrorEnvelope
 
 #: Any route can answer these (framework refusals and unexpected failures).
 ALWAYS = ("route_not_found", "method_not_allowed", "internal_error")
+#: A route behind an API key that checks rights and validates its query or body.
+KEYED = ("unauthenticated", "permission_denied", "invalid_request")
 
 
 def errors_doc(*codes: str, envelope: type[BaseModel] | None = None) -> dict[int | str, Any]:

@@ -15,11 +15,10 @@ from plugyard.errors import PlugyardError
 from plugyard.feeds.scheduler import FeedScheduler
 from plugyard.server.auth import admin, caller
 from plugyard.server.errors import json_response
-from plugyard.server.routes.documented import errors_doc
+from plugyard.server.routes.documented import KEYED, errors_doc
 from plugyard.store.keys import Principal
 
 router = APIRouter(tags=["feeds"])
-_AUTH = ("unauthenticated", "permission_denied", "invalid_request")
 
 
 class FeedBody(BaseModel):
@@ -40,7 +39,7 @@ def _feeds(request: Request) -> FeedScheduler:
     "/api/v1/feeds",
     summary="Schedule an operation, run as the caller",
     status_code=201,
-    responses=errors_doc(*_AUTH, "invalid_feed_op", "invalid_schedule", "plugin_not_found"),
+    responses=errors_doc(*KEYED, "invalid_feed_op", "invalid_schedule", "plugin_not_found"),
 )
 async def feed_add(
     request: Request, body: FeedBody, who: Annotated[Principal, Depends(caller)]
@@ -58,7 +57,7 @@ async def feed_add(
 
 
 @router.get(
-    "/api/v1/feeds", summary="The caller's feeds (an admin's: all)", responses=errors_doc(*_AUTH)
+    "/api/v1/feeds", summary="The caller's feeds (an admin's: all)", responses=errors_doc(*KEYED)
 )
 async def feed_list(request: Request, who: Annotated[Principal, Depends(caller)]) -> Response:
     rows = _feeds(request).all(None if who.admin else who.subject)
@@ -68,7 +67,7 @@ async def feed_list(request: Request, who: Annotated[Principal, Depends(caller)]
 @router.delete(
     "/api/v1/feeds/{feed_id}",
     summary="Delete a feed (its owner or an admin)",
-    responses=errors_doc(*_AUTH, "feed_not_found"),
+    responses=errors_doc(*KEYED, "feed_not_found"),
 )
 async def feed_delete(
     feed_id: str, request: Request, who: Annotated[Principal, Depends(caller)]
@@ -84,7 +83,7 @@ async def feed_delete(
 @router.post(
     "/api/v1/feeds/run-due",
     summary="Run every feed whose time has come; admin only",
-    responses=errors_doc(*_AUTH),
+    responses=errors_doc(*KEYED),
 )
 async def feed_run_due(request: Request, _: Annotated[Principal, Depends(admin)]) -> Response:
     ticks = await _feeds(request).run_due()

@@ -24,11 +24,10 @@ from plugyard.policy.base import Subject
 from plugyard.server.auth import admin, caller
 from plugyard.server.bodies import read_json
 from plugyard.server.errors import json_response
-from plugyard.server.routes.documented import errors_doc
+from plugyard.server.routes.documented import KEYED, errors_doc
 from plugyard.store.keys import Principal
 
 router = APIRouter(tags=["governance"])
-_AUTH = ("unauthenticated", "permission_denied", "invalid_request")
 
 
 def _admin(request: Request) -> Administration:
@@ -44,7 +43,7 @@ def _subject(principal: Principal) -> Subject:
 
 
 @router.get("/api/v1/policy", summary="The policy in force; admin only",
-            responses=errors_doc(*_AUTH))  # fmt: skip
+            responses=errors_doc(*KEYED))  # fmt: skip
 async def policy_show(request: Request, _: Annotated[Principal, Depends(admin)]) -> Response:
     book = _admin(request).book
     document = book.document
@@ -61,7 +60,7 @@ async def policy_show(request: Request, _: Annotated[Principal, Depends(admin)])
 @router.put(
     "/api/v1/policy",
     summary="Replace the policy (YAML or JSON body); admin only",
-    responses=errors_doc(*_AUTH, "policy_invalid", "request_too_large"),
+    responses=errors_doc(*KEYED, "policy_invalid", "request_too_large"),
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -88,7 +87,7 @@ class CheckBody(BaseModel):
 
 
 @router.post("/api/v1/policy/check", summary="What the policy decides, and why; admin only",
-             responses=errors_doc(*_AUTH, "invalid_request"))  # fmt: skip
+             responses=errors_doc(*KEYED, "invalid_request"))  # fmt: skip
 async def policy_check(
     request: Request, body: CheckBody, _: Annotated[Principal, Depends(admin)]
 ) -> Response:
@@ -100,7 +99,7 @@ async def policy_check(
 
 
 @router.get("/api/v1/approvals", summary="Approvals the caller asked for or may decide",
-            responses=errors_doc(*_AUTH))  # fmt: skip
+            responses=errors_doc(*KEYED))  # fmt: skip
 async def approvals_list(
     request: Request,
     who: Annotated[Principal, Depends(caller)],
@@ -130,7 +129,7 @@ class DecideBody(BaseModel):
 @router.post(
     "/api/v1/approvals/{action_id}/{decision}",
     summary="Approve or reject a pending request",
-    responses=errors_doc(*_AUTH, "approval_not_found", "approval_decided", "receipt_expired"),
+    responses=errors_doc(*KEYED, "approval_not_found", "approval_decided", "receipt_expired"),
 )
 async def decide(
     action_id: str,
@@ -148,7 +147,7 @@ async def decide(
 
 
 @router.get("/api/v1/actions", summary="The actions the caller may perform",
-            responses=errors_doc(*_AUTH))  # fmt: skip
+            responses=errors_doc(*KEYED))  # fmt: skip
 async def actions_list(request: Request, who: Annotated[Principal, Depends(caller)]) -> Response:
     return json_response(_admin(request).list_actions(_subject(who)))
 
@@ -156,7 +155,7 @@ async def actions_list(request: Request, who: Annotated[Principal, Depends(calle
 @router.post(
     "/api/v1/actions/{plugin_id}/{action}",
     summary="Perform an action: ok, error, or pending_approval with a receipt",
-    responses=errors_doc(*_AUTH, "invalid_request", "unsupported_media_type"),
+    responses=errors_doc(*KEYED, "invalid_request", "unsupported_media_type"),
     openapi_extra={
         "requestBody": {
             "required": False,
@@ -194,7 +193,7 @@ async def perform(
 
 
 @router.get("/api/v1/audit", summary="The newest audit events; admin only",
-            responses=errors_doc(*_AUTH))  # fmt: skip
+            responses=errors_doc(*KEYED))  # fmt: skip
 async def audit_tail(
     request: Request,
     _: Annotated[Principal, Depends(admin)],
@@ -204,7 +203,7 @@ async def audit_tail(
 
 
 @router.get("/api/v1/audit/verify", summary="Whether the audit chain holds; admin only",
-            responses=errors_doc(*_AUTH))  # fmt: skip
+            responses=errors_doc(*KEYED))  # fmt: skip
 async def audit_verify(request: Request, _: Annotated[Principal, Depends(admin)]) -> Response:
     check = await run_in_threadpool(_admin(request).verify)
     return json_response(check.to_dict())
@@ -230,7 +229,7 @@ _SCOPE = Annotated[Literal["user", "system"], Query(description="`user`: the cal
 
 
 @router.put("/api/v1/secrets/{name}", summary="Store a secret (the value never comes back)",
-            responses=errors_doc(*_AUTH, "invalid_request", "secrets_key_error"))  # fmt: skip
+            responses=errors_doc(*KEYED, "invalid_request", "secrets_key_error"))  # fmt: skip
 async def secret_set(
     name: str,
     request: Request,
@@ -244,7 +243,7 @@ async def secret_set(
 
 
 @router.get("/api/v1/secrets", summary="Names, scopes and dates of secrets: never values",
-            responses=errors_doc(*_AUTH))  # fmt: skip
+            responses=errors_doc(*KEYED))  # fmt: skip
 async def secret_list(
     request: Request, who: Annotated[Principal, Depends(caller)], scope: _SCOPE = "user"
 ) -> Response:
@@ -254,7 +253,7 @@ async def secret_list(
 
 
 @router.delete("/api/v1/secrets/{name}", summary="Delete a secret",
-               responses=errors_doc(*_AUTH, "secret_not_found"))  # fmt: skip
+               responses=errors_doc(*KEYED, "secret_not_found"))  # fmt: skip
 async def secret_delete(
     name: str, request: Request, who: Annotated[Principal, Depends(caller)], scope: _SCOPE = "user"
 ) -> Response:

@@ -10,16 +10,15 @@ from starlette.responses import Response
 
 from plugyard.server.auth import admin
 from plugyard.server.errors import json_response
-from plugyard.server.routes.documented import errors_doc
+from plugyard.server.routes.documented import KEYED, errors_doc
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 
 router = APIRouter(tags=["mcp"])
-_AUTH = ("unauthenticated", "permission_denied", "invalid_request")
 
 
 @router.get("/api/v1/mcp/pins", summary="MCP tool pins: pinned and seen hashes; admin only",
-            responses=errors_doc(*_AUTH))  # fmt: skip
+            responses=errors_doc(*KEYED))  # fmt: skip
 async def pins(
     request: Request,
     _: Annotated[Principal, Depends(admin)],
@@ -32,7 +31,7 @@ async def pins(
 @router.post(
     "/api/v1/mcp/pins/{plugin_id}/{tool}/approve",
     summary="Trust the definition an MCP tool shows now (re-enables a changed tool)",
-    responses=errors_doc(*_AUTH, "operation_not_found"),
+    responses=errors_doc(*KEYED, "operation_not_found"),
 )
 async def approve(
     plugin_id: str, tool: str, request: Request, who: Annotated[Principal, Depends(admin)]

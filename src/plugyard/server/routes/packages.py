@@ -15,12 +15,11 @@ from starlette.responses import Response
 from plugyard.errors import PlugyardError
 from plugyard.server.auth import admin
 from plugyard.server.errors import json_response
-from plugyard.server.routes.documented import errors_doc
+from plugyard.server.routes.documented import KEYED, errors_doc
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 
 router = APIRouter(tags=["packages"])
-_AUTH = ("unauthenticated", "permission_denied", "invalid_request")
 _RAW_TYPES = ("application/zip", "application/x-zip-compressed", "application/octet-stream")
 _UPLOAD = {
     "requestBody": {
@@ -51,7 +50,7 @@ def _yard(request: Request) -> Yard:
     summary="Install (or upgrade) a plugin package zip; admin only",
     openapi_extra=_UPLOAD,
     responses=errors_doc(
-        *_AUTH,
+        *KEYED,
         "unsupported_media_type",
         "request_too_large",
         "package_invalid",
@@ -91,7 +90,7 @@ async def install_package(
 @router.get(
     "/api/v1/packages",
     summary="The installed packages with their trust, plugins and findings; admin only",
-    responses=errors_doc(*_AUTH, "capability_unavailable"),
+    responses=errors_doc(*KEYED, "capability_unavailable"),
 )
 async def list_packages(
     request: Request, principal: Annotated[Principal, Depends(admin)]
@@ -103,7 +102,7 @@ async def list_packages(
 @router.delete(
     "/api/v1/packages/{name}",
     summary="Remove a package and unregister its plugins; admin only",
-    responses=errors_doc(*_AUTH, "package_not_found", "capability_unavailable", "store_error"),
+    responses=errors_doc(*KEYED, "package_not_found", "capability_unavailable", "store_error"),
 )
 async def remove_package(
     name: str, request: Request, principal: Annotated[Principal, Depends(admin)]
