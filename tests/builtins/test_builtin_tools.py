@@ -19,6 +19,8 @@ from hypothesis import strategies as st
         ("1 + 2 * 3", 7),
         ("(1 + 2) * 3", 9),
         ("2 ^ 10", 1024),
+        ("2 * 3^2", 18),  # '^' binds tighter than '*', as '**' does
+        ("sqrt(2) * (3 + 4)^2", 69.2964645562817),  # 49·√2, to 15 digits
         ("2 ** -1", 0.5),
         ("0.1 + 0.2", 0.3),
         ("sqrt(16) + abs(-2)", 6.0),

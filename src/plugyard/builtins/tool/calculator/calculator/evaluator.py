@@ -77,7 +77,6 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Number]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
     ast.Pow: _power,
-    ast.BitXor: _power,  # '^' is a power, as calculators read it
 }  # fmt: skip
 _UNARY: dict[type[ast.unaryop], Callable[[Any], Number]] = {
     ast.UAdd: operator.pos,
@@ -90,7 +89,9 @@ def evaluate(expression: str) -> Number:
     if len(expression) > MAX_LENGTH:
         raise CalculationError(f"the expression is longer than {MAX_LENGTH} characters")
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
+        # '^' is a power, as calculators read it. Rewritten before parsing: read as
+        # Python's XOR it would bind looser than '*' ('2 * 3^2' would be 36, not 18).
+        tree = ast.parse(expression.strip().replace("^", "**"), mode="eval")
     except SyntaxError as exc:
         raise CalculationError(f"not an arithmetic expression: {exc.msg}") from None
     if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
