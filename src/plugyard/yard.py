@@ -364,6 +364,7 @@ class Yard:
             raise PlugyardError("this yard has no packages folder (Settings.packages_dir)",
                                 code="capability_unavailable")  # fmt: skip
         installer = Installer(root, scan=scan_folder)
+        installer.sweep()  # what a killed install, upgrade or removal left behind
         return PackageManager(installer, self.registry, lambda p: check(p, self.runtimes))
 
     @cached_property

@@ -50,6 +50,14 @@ def call(yard: Yard, plugin_id: str, params: dict[str, Any]) -> dict[str, Any]:
     return asyncio.run(run())
 
 
+def test_a_yard_clears_what_a_killed_install_left_on_first_use(tmp_path: Path) -> None:
+    stale = tmp_path / "packages" / ".staging-killed"
+    (stale / "files").mkdir(parents=True)
+    with Yard.from_settings(settings(tmp_path)) as opened:
+        assert opened.packages.installed() == []
+        assert not stale.exists()
+
+
 def test_the_packages_root_sits_beside_the_store_file(tmp_path: Path) -> None:
     assert packages_root(Settings(database=str(tmp_path / "a.db"))) == tmp_path / "packages"
     assert packages_root(Settings(database=f"sqlite:///{tmp_path}/a.db")) == tmp_path / "packages"

@@ -6,10 +6,17 @@ what the operator decided (trust, the guard's findings and whether they were ove
 is extracted into a fresh ``<root>/.staging-*`` folder, its manifest read there and its
 code scanned; only then is the folder renamed into place (an upgrade swaps the old one
 out). Any refusal removes the staging folder: nothing is left behind.
+
+A process killed mid-way can still leave a folder behind. Each staging folder has a
+sibling ``.lock`` file that its installer holds an ``flock`` on, and swaps and removals
+run under one ``flock`` on ``<root>/.lock``, so `Installer.sweep` can tell a dead
+installer's leftovers from a live one's work, even across processes sharing the root.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -17,7 +24,7 @@ import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +41,7 @@ NO_MANIFEST = "no_manifest"
 MANIFEST_INVALID = "manifest_invalid"
 BAD_NAME = "bad_name"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_STAGING, _REMOVED, _REPLACED, _LOCK = ".staging-", ".removed-", ".replaced-", ".lock"
 
 
 class FindingLike(Protocol):
@@ -123,8 +131,13 @@ class Installer:
         unless ``allow_findings``. ``vet(name, plugin_ids)`` may refuse (raise) before
         anything is put in place."""
         self.root.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=self.root))
+        # The lock file exists (and is held) before its folder and outlives it, so a
+        # staging folder whose lock can be taken belongs to nobody.
+        fd, lock_path = tempfile.mkstemp(prefix=_STAGING, suffix=_LOCK, dir=self.root)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        staging = Path(lock_path[: -len(_LOCK)])
         try:
+            staging.mkdir()
             files = staging / FILES
             files.mkdir()
             extract(archive, files, self.limits)  # checks the archive's size first
@@ -155,11 +168,59 @@ class Installer:
             if vet is not None:
                 vet(chosen, plugins)
             (staging / RECORD).write_text(json.dumps(record.to_dict(), indent=2), "utf-8")
-            with self._lock:
+            with self._exclusive():
                 self._swap_in(staging, record.folder)
             return record
         finally:
             shutil.rmtree(staging, ignore_errors=True)  # gone already when renamed
+            with contextlib.suppress(OSError):
+                os.unlink(lock_path)
+            os.close(fd)
+
+    def sweep(self) -> int:
+        """Clear what killed installs, upgrades and removals left under the root; returns
+        how many leftovers were handled. An upgrade killed between its two renames is
+        rolled back: the old version goes back in place."""
+        if not self.root.is_dir():
+            return 0
+        handled = 0
+        for lock in self.root.glob(f"{_STAGING}*{_LOCK}"):
+            handled += _clear_if_abandoned(lock)
+        with self._exclusive():
+            for leftover in self.root.iterdir():
+                name = leftover.name
+                if not leftover.is_dir():
+                    continue
+                if name.startswith(_STAGING) and not Path(f"{leftover}{_LOCK}").exists():
+                    shutil.rmtree(leftover, ignore_errors=True)  # its installer is gone
+                elif name.startswith(_REPLACED):
+                    self._restore(leftover / "old")
+                    shutil.rmtree(leftover, ignore_errors=True)
+                elif name.startswith(_REMOVED):
+                    shutil.rmtree(leftover, ignore_errors=True)
+                else:
+                    continue
+                handled += 1
+        return handled
+
+    def _restore(self, old: Path) -> None:
+        try:
+            name = str(json.loads((old / RECORD).read_text("utf-8"))["name"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return
+        if _NAME.fullmatch(name) and not (self.root / name).exists():
+            os.rename(old, self.root / name)
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """One swap or removal at a time, across threads and processes."""
+        with self._lock:
+            fd = os.open(self.root / _LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(fd)
 
     def installed(self) -> list[InstalledPackage]:
         """Every installed package, by name. A folder without a readable record is not one."""
@@ -184,8 +245,8 @@ class Installer:
     def remove(self, name: str) -> InstalledPackage:
         """Delete one package's folder (renamed aside first, so a reader never sees half)."""
         package = self.get(name)
-        with self._lock:
-            aside = Path(tempfile.mkdtemp(prefix=".removed-", dir=self.root))
+        with self._exclusive():
+            aside = Path(tempfile.mkdtemp(prefix=_REMOVED, dir=self.root))
             os.rename(package.folder, aside / "old")
             shutil.rmtree(aside, ignore_errors=True)
         return package
@@ -194,7 +255,7 @@ class Installer:
         if not final.exists():
             os.rename(staging, final)
             return
-        aside = Path(tempfile.mkdtemp(prefix=".replaced-", dir=self.root))
+        aside = Path(tempfile.mkdtemp(prefix=_REPLACED, dir=self.root))
         os.rename(final, aside / "old")
         try:
             os.rename(staging, final)
@@ -203,6 +264,25 @@ class Installer:
             raise
         finally:
             shutil.rmtree(aside, ignore_errors=True)
+
+
+def _clear_if_abandoned(lock: Path) -> int:
+    """Remove a staging folder and its lock file if no live installer holds the lock."""
+    try:
+        fd = os.open(lock, os.O_RDWR)
+    except OSError:
+        return 0  # its installer finished meanwhile
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return 0  # an install in progress
+        shutil.rmtree(str(lock)[: -len(_LOCK)], ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        return 1
+    finally:
+        os.close(fd)
 
 
 def _plugins(files: Path, trust: Trust) -> list[str]:
