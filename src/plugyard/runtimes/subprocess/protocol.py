@@ -4,8 +4,10 @@ Requests ``{"protocolVersion": 1, "id": n, "method": "describe"|"execute", "para
 replies ``{"id": n, "result": …}`` or ``{"id": n, "error": {"code", "message"}}``, with any
 number of ``{"id": n, "progress": {…}}`` before them; host calls from the worker
 ``{"id": "h<k>", "method": "host", "params": {"capability", "call", "args", "kwargs"}}``,
-answered with ``{"id": "h<k>", "result": …}`` or ``{"id": "h<k>", "error": {…}}``. The
-full text is docs/subprocess.md.
+answered with ``{"id": "h<k>", "result": …}`` or ``{"id": "h<k>", "error": {…}}``. A
+wrapper that declares it (``config.cancel``, and plugyard's own worker) is also sent
+``{"protocolVersion": 1, "method": "cancel", "params": {"id": n}}`` for a request the host
+gave up on. The full text is docs/subprocess.md.
 """
 
 from __future__ import annotations
@@ -63,6 +65,13 @@ Message = Reply | ProgressLine | HostCall
 def request(request_id: int, method: str, params: dict[str, Any]) -> bytes:
     return encode(
         {"protocolVersion": PROTOCOL_VERSION, "id": request_id, "method": method, "params": params}
+    )
+
+
+def cancel(request_id: int) -> bytes:
+    """A notification (no id of its own): stop request ``request_id`` and answer it."""
+    return encode(
+        {"protocolVersion": PROTOCOL_VERSION, "method": "cancel", "params": {"id": request_id}}
     )
 
 

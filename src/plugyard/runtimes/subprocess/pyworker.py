@@ -4,9 +4,12 @@ Run as ``python -I -S -m plugyard.runtimes.subprocess.pyworker <folder> [plugin-
 subprocess runtime starts it with plugyard's own paths added, inside the sandbox for
 untrusted code). It loads the folder's manifest and code with the in-process runtime's
 loader — every code style that runtime supports — and answers ``describe`` and
-``execute``. ``<folder>/vendor`` goes on ``sys.path`` with ``sys.path.insert`` (so its
-``.pth`` files are never run). The plugin's ``host`` is a proxy: each call of an allowed
-method becomes a host call on the pipe, answered by the host's gated host object.
+``execute``, and ``cancel`` for code that can stop (async functions and streams; a
+sync function cannot be interrupted, so its cancel is left unanswered and the host kills
+the worker after its grace). ``<folder>/vendor`` goes on ``sys.path`` with
+``sys.path.insert`` (so its ``.pth`` files are never run). The plugin's ``host`` is a
+proxy: each call of an allowed method becomes a host call on the pipe, answered by the
+host's gated host object.
 
 Threads: one reads stdin and hands requests to the event loop and host replies to
 whoever waits for them; the loop runs the plugin's code. A sync host method called on the
@@ -156,6 +159,18 @@ def outcome_data(outcome: Any) -> dict[str, Any]:
 class Server:
     def __init__(self, channel: Channel, descriptor: Any, binding: Any) -> None:
         self.channel, self.descriptor, self.binding = channel, descriptor, binding
+        self._stoppable: dict[Any, asyncio.Task[Any]] = {}  # request id -> its running task
+        # Ids read but not yet answered (added by the reader thread), and those of them
+        # cancelled before their code started: a cancel can overtake its request's task.
+        self.received: set[Any] = set()
+        self._cancelled: set[Any] = set()
+
+    def cancel(self, ident: Any) -> None:
+        task = self._stoppable.get(ident)
+        if task is not None:
+            task.cancel()
+        elif ident in self.received:
+            self._cancelled.add(ident)
 
     async def handle(self, message: dict[str, Any]) -> None:
         ident = message.get("id")
@@ -170,9 +185,16 @@ class Server:
             else:
                 error = {"code": "invalid_request", "message": "unknown method"}
                 self.channel.send({"id": ident, "error": error})
+        except asyncio.CancelledError:
+            error = {"code": "cancelled", "message": "the request was cancelled"}
+            self.channel.send({"id": ident, "error": error})
         except Exception as exc:  # a bug here must still answer the request
             error = {"code": "plugin_error", "message": f"{type(exc).__name__}: {exc}"}
             self.channel.send({"id": ident, "error": error})
+        finally:
+            self._stoppable.pop(ident, None)
+            self._cancelled.discard(ident)
+            self.received.discard(ident)
 
     async def _execute(self, ident: Any, params: dict[str, Any]) -> None:
         from plugyard.runtimes.base import CallContext, Outcome, Progress
@@ -204,6 +226,11 @@ class Server:
                 {"id": ident, "error": {"code": "invalid_parameters", "message": str(exc)}}
             )
             return
+        if ident in self._cancelled:  # cancelled before it started: it never runs
+            raise asyncio.CancelledError
+        task = asyncio.current_task()
+        if handler.mode in ("async", "stream") and task is not None:
+            self._stoppable[ident] = task
         answer = await run(handler, args, kwargs, context.debug)
         if isinstance(answer, Outcome):
             self.channel.send({"id": ident, "result": outcome_data(answer)})
@@ -226,7 +253,12 @@ def _reader(loop: asyncio.AbstractEventLoop, server: Server, stdin: Any) -> None
         if not isinstance(message, dict):
             continue
         if message.get("method") in ("describe", "execute"):
+            server.received.add(message.get("id"))
             asyncio.run_coroutine_threadsafe(server.handle(message), loop)
+        elif message.get("method") == "cancel":
+            params = message.get("params")
+            if isinstance(params, dict):
+                loop.call_soon_threadsafe(server.cancel, params.get("id"))
         else:
             server.channel.answered(message)
     loop.call_soon_threadsafe(loop.stop)
@@ -248,6 +280,9 @@ def main(argv: list[str]) -> None:
     except (ImportError, AttributeError):
         pass
     descriptor, binding = load_plugin(folder, argv[1] if len(argv) > 1 else None)
+    # Imported now, not on the first call: they take a second or more cold, and that
+    # second would block the loop while a request (or its cancel) waits.
+    import plugyard.runtimes.python.calling  # noqa: F401
     loop = asyncio.new_event_loop()
     server = Server(Channel(protocol_out), descriptor, binding)
     threading.Thread(target=_reader, args=(loop, server, sys.stdin.buffer), daemon=True).start()

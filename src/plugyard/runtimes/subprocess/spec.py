@@ -34,6 +34,8 @@ MIB = 1024 * 1024
 DEFAULT_INPUT_BYTES = MIB
 DEFAULT_LINE_BYTES = 4 * MIB
 DEFAULT_STDERR_BYTES = 64 * 1024
+#: Time a cancellable wrapper has to answer a cancelled request before its worker dies.
+CANCEL_GRACE_S = 2.0
 _PYTHON_NAMES = frozenset({"python", "python3", f"python3.{sys.version_info.minor}"})
 _SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
 Mode = Literal["oneshot", "persistent"]
@@ -77,6 +79,9 @@ class WrapperSpec:
     max_line: int
     max_stderr: int
     timeout_s: float | None
+    #: How long a wrapper that takes ``cancel`` has to answer one before the worker is
+    #: killed; ``None``: it cannot be told, so the worker is killed at once.
+    cancel_grace_s: float | None = None
 
     def launch(self, limits: SandboxLimits) -> list[str]:
         """The argv to start: the wrapper itself, or the wrapper inside its sandbox."""
@@ -138,6 +143,7 @@ def resolve(target: Target, settings: SubprocessSettings) -> WrapperSpec:
         max_line=_positive(config.get("max_line_bytes"), DEFAULT_LINE_BYTES),
         max_stderr=DEFAULT_STDERR_BYTES,
         timeout_s=timeout_ms / 1000 if timeout_ms else None,
+        cancel_grace_s=CANCEL_GRACE_S if pyworker or config.get("cancel") is True else None,
     )
 
 

@@ -4,9 +4,12 @@ A reader task owns stdout: each line is a reply, progress or a host call; a repl
 progress goes to the queue of the request it names. Anything that breaks the protocol —
 a line that is not JSON, an unknown ``protocolVersion`` or id, a line longer than the cap
 (never buffered whole: the stream reader stops at the cap) — or stdout closing ends the
-worker: its process tree is killed and every request still in flight on it fails. A
-request cancelled before its reply (deadline, caller gone) kills the worker too: a
-wrapper cannot be told to stop one request, and a hung one must not outlive its deadline.
+worker: its process tree is killed and every request still in flight on it fails.
+
+A request given up before its reply (deadline, caller gone) must not leave a hung wrapper
+behind. A wrapper that takes ``cancel`` is told, and has ``cancel_grace_s`` to answer the
+request (any answer will do, and is dropped); the other requests on the worker carry on.
+A wrapper that cannot be told, or that does not answer in time, is killed with its tree.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class WorkerFailure(Exception):
 @dataclass
 class _Request:
     host: Any
+    answered: bool = False  # its reply is queued: nothing to cancel
     queue: asyncio.Queue[protocol.ProgressLine | protocol.Reply | WorkerFailure] = field(
         default_factory=asyncio.Queue
     )
@@ -45,6 +49,7 @@ class Worker:
         self.spec, self._limits = spec, limits
         self.proc: asyncio.subprocess.Process | None = None
         self._requests: dict[int, _Request] = {}
+        self._abandoned: dict[int, asyncio.TimerHandle] = {}  # cancelled, reply awaited
         self._next_id = 0
         self.broken: WorkerFailure | None = None
         self._stderr = bytearray()
@@ -52,7 +57,7 @@ class Worker:
 
     @property
     def in_flight(self) -> int:
-        return len(self._requests)
+        return len(self._requests) + len(self._abandoned)
 
     @property
     def alive(self) -> bool:
@@ -115,8 +120,27 @@ class Worker:
                 yield item.progress
         finally:
             self._requests.pop(ident, None)
-            if not done:  # cancelled, or the consumer stopped: the wrapper may be stuck
-                self._break(WorkerFailure("cancelled", "the request was abandoned"))
+            if not done and not request.answered:  # cancelled, or the consumer stopped
+                self._abandon(ident)
+
+    def _abandon(self, ident: int) -> None:
+        """Tell the wrapper to stop ``ident``, or kill it if it cannot be told."""
+        grace = self.spec.cancel_grace_s
+        stdin = self.proc.stdin if self.proc is not None else None
+        if grace is not None and self.alive and stdin is not None:
+            try:
+                loop = asyncio.get_running_loop()
+                stdin.write(protocol.cancel(ident) + b"\n")
+            except (ConnectionError, RuntimeError):
+                pass  # no loop (a generator finalised late) or stdin gone: kill instead
+            else:
+                self._abandoned[ident] = loop.call_later(grace, self._expire, ident)
+                return
+        self._break(WorkerFailure("cancelled", "the request was abandoned"))
+
+    def _expire(self, ident: int) -> None:
+        if self._abandoned.pop(ident, None) is not None:
+            self._break(WorkerFailure("cancelled", "the wrapper did not stop a cancelled request"))
 
     def kill(self) -> None:
         self._break(WorkerFailure("plugin_unavailable", "the worker was stopped"))
@@ -161,12 +185,17 @@ class Worker:
                     self._spawn(self._host_call(message))
                     continue
                 request = self._requests.get(message.id)
+                if request is None and message.id in self._abandoned:
+                    if isinstance(message, protocol.Reply):  # it stopped: the worker lives on
+                        self._abandoned.pop(message.id).cancel()
+                    continue
                 if request is None:
                     failure = _protocol_failure(f"a reply names an unknown request {message.id}")
                     break
                 if isinstance(message, protocol.ProgressLine):
                     request.queue.put_nowait(message)
                 else:
+                    request.answered = True
                     request.queue.put_nowait(message)
                     del self._requests[message.id]
         except asyncio.CancelledError:
@@ -177,7 +206,9 @@ class Worker:
 
     async def _host_call(self, call: protocol.HostCall) -> None:
         owner = self._requests.get(call.call) if call.call is not None else None
-        if owner is None and call.call is None and len(self._requests) == 1:
+        # A call that names no request is the only request's, unless a cancelled one may
+        # still be running and could be the caller.
+        if owner is None and call.call is None and len(self._requests) == 1 and not self._abandoned:
             owner = next(iter(self._requests.values()))
         result, error = await hostcalls.serve(
             owner.host if owner else None, call.capability, call.method, call.args, call.kwargs
@@ -202,6 +233,9 @@ class Worker:
         for request in self._requests.values():
             request.queue.put_nowait(self.broken)
         self._requests.clear()
+        for timer in self._abandoned.values():
+            timer.cancel()
+        self._abandoned.clear()
 
 
 def _protocol_failure(message: str) -> WorkerFailure:
