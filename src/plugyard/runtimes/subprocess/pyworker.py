@@ -283,6 +283,7 @@ def main(argv: list[str]) -> None:
     # Imported now, not on the first call: they take a second or more cold, and that
     # second would block the loop while a request (or its cancel) waits.
     import plugyard.runtimes.python.calling  # noqa: F401
+
     loop = asyncio.new_event_loop()
     server = Server(Channel(protocol_out), descriptor, binding)
     threading.Thread(target=_reader, args=(loop, server, sys.stdin.buffer), daemon=True).start()
