@@ -146,11 +146,16 @@ class Worker:
         self._break(WorkerFailure("plugin_unavailable", "the worker was stopped"))
 
     async def close(self) -> None:
-        """Kill the tree and wait for the worker's exit (its pipes close with it)."""
+        """Kill the tree and wait for the worker's exit and its pipes' end, so the
+        process transport is closed on this loop, not collected after it has closed."""
         self.kill()
         if self.proc is not None:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
             with contextlib.suppress(ProcessLookupError):
                 await self.proc.wait()
+        if self._tasks:  # the readers end at EOF, which the kill brings at once
+            await asyncio.wait(list(self._tasks), timeout=1.0)
         for task in list(self._tasks):
             task.cancel()
 
