@@ -321,3 +321,23 @@ def test_recursive_models_keep_their_defs() -> None:
     definition = definition_of(walk)
     assert definition is not None
     assert "$defs" in definition.descriptor.operations[0].parameters
+
+
+def test_an_unknown_operation_option_is_refused_before_anything_is_declared() -> None:
+    definition = plugin(id="strict", description="Refuses typos.")
+    with pytest.raises(TypeError):
+        definition.operation(requires_aproval=True)  # type: ignore[call-overload]
+    assert definition.specs == {}
+
+
+def test_tool_splits_options_between_the_plugin_and_its_operation() -> None:
+    @tool(id="splitter", tags=["t"], effect="write", requires_approval=True, name="Splitter")
+    def run() -> None:
+        """Runs."""
+
+    found = definition_of(run)
+    assert found is not None
+    assert found.descriptor.name == "Splitter"
+    assert found.descriptor.tags == ("t",)
+    op = found.descriptor.operations[0]
+    assert (op.id, op.effect, op.requires_approval) == ("run", "write", True)

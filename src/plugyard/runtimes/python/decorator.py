@@ -29,7 +29,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import Any, TypedDict, TypeVar, Unpack, overload
 
 from pydantic import JsonValue
 
@@ -61,6 +61,25 @@ class _Auto:
 
 #: "Derive it from the code" (the default of ``output_schema``).
 AUTO: Any = _Auto()
+
+
+class OperationOptions(TypedDict, total=False):
+    """What ``@definition.operation(...)`` takes; every key is optional."""
+
+    id: str | None
+    name: str | None
+    description: str | None
+    effect: Effect
+    requires_approval: bool
+    idempotent: bool
+    inline: bool
+    kind: OperationKind
+    parameters: dict[str, JsonValue] | None
+    output_schema: dict[str, JsonValue] | None
+    output_description: str | None
+    post_process: bool
+    post_process_prompt: str | None
+    required_scopes: Sequence[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,36 +156,22 @@ class PluginDefinition:
     @overload
     def operation(self, func: F, /) -> F: ...
     @overload
-    def operation(
-        self,
-        /,
-        *,
-        id: str | None = None,
-        name: str | None = None,
-        description: str | None = None,
-        effect: Effect = "read",
-        requires_approval: bool = False,
-        idempotent: bool = False,
-        inline: bool = False,
-        kind: OperationKind = "call",
-        parameters: dict[str, JsonValue] | None = None,
-        output_schema: dict[str, JsonValue] | None = AUTO,
-        output_description: str | None = None,
-        post_process: bool = False,
-        post_process_prompt: str | None = None,
-        required_scopes: Sequence[str] = (),
-    ) -> Callable[[F], F]: ...
+    def operation(self, /, **options: Unpack[OperationOptions]) -> Callable[[F], F]: ...
 
-    def operation(self, func: Any = None, /, **options: Any) -> Any:
+    def operation(self, func: Any = None, /, **options: Unpack[OperationOptions]) -> Any:
         """Declare ``func`` as an operation (usable with or without arguments).
 
-        ``inline=True`` runs a sync function on the event loop: only for code that is
-        known to be short. ``parameters`` and ``output_schema`` override what the
-        signature says; ``output_schema=None`` declares none.
+        Defaults: ``effect="read"``, ``kind="call"``, the flags false, the rest derived
+        from the function. ``inline=True`` runs a sync function on the event loop: only
+        for code that is known to be short. ``parameters`` and ``output_schema`` override
+        what the signature says; ``output_schema=None`` declares none.
         """
+        unknown = sorted(options.keys() - OperationOptions.__annotations__.keys())
+        if unknown:
+            raise TypeError(f"operation() got unexpected options {unknown}")
 
         def register(target: F) -> F:
-            spec = self._spec(target, **options)
+            spec = self._spec(target, options)
             if spec.operation.id in self._specs:
                 raise ValueError(f"plugin {self.id!r} already has operation {spec.operation.id!r}")
             self._specs[spec.operation.id] = spec
@@ -195,51 +200,37 @@ class PluginDefinition:
             data["operations"] = tuple(spec.operation for spec in self._specs.values())
         return PluginDescriptor.model_validate(data, strict=False)
 
-    def _spec(
-        self,
-        func: Callable[..., Any],
-        *,
-        id: str | None = None,
-        name: str | None = None,
-        description: str | None = None,
-        effect: Effect = "read",
-        requires_approval: bool = False,
-        idempotent: bool = False,
-        inline: bool = False,
-        kind: OperationKind = "call",
-        parameters: dict[str, JsonValue] | None = None,
-        output_schema: dict[str, JsonValue] | None = AUTO,
-        output_description: str | None = None,
-        post_process: bool = False,
-        post_process_prompt: str | None = None,
-        required_scopes: Sequence[str] = (),
-    ) -> OperationSpec:
+    def _spec(self, func: Callable[..., Any], options: OperationOptions) -> OperationSpec:
         if not callable(func):
             raise TypeError(f"{func!r} is not a function")
+        inline = options.get("inline", False)
         if contract(self.family) is not None:
-            return self._family_spec(func, id, inline)
+            return self._family_spec(func, options.get("id"), inline)
         doc = read_doc(func)
         converters: dict[str, Converter] = {}
+        parameters = options.get("parameters")
         if parameters is None:
             parameters, converters = parameters_schema(func, doc)
         serialize = None
+        output_schema = options.get("output_schema", AUTO)
         if output_schema is AUTO:
             output_schema, serialize = derived_output(func)
+        description = options.get("description")
         fields = {
-            "id": id or func.__name__,
-            "name": name,
+            "id": options.get("id") or func.__name__,
+            "name": options.get("name"),
             "description": description if description is not None else doc.description,
-            "kind": kind,
+            "kind": options.get("kind", "call"),
             "parameters": parameters,
             "output_schema": output_schema,
-            "output_description": output_description or doc.returns,
-            "effect": effect,
-            "requires_approval": requires_approval,
-            "idempotent": idempotent,
+            "output_description": options.get("output_description") or doc.returns,
+            "effect": options.get("effect", "read"),
+            "requires_approval": options.get("requires_approval", False),
+            "idempotent": options.get("idempotent", False),
             "streaming": inspect.isasyncgenfunction(func),
-            "required_scopes": tuple(required_scopes),
-            "post_process": post_process,
-            "post_process_prompt": post_process_prompt,
+            "required_scopes": tuple(options.get("required_scopes", ())),
+            "post_process": options.get("post_process", False),
+            "post_process_prompt": options.get("post_process_prompt"),
         }
         operation = Operation.model_validate(
             {k: v for k, v in fields.items() if v is not None}, strict=False
@@ -261,11 +252,8 @@ def plugin(id: str, **fields: Any) -> PluginDefinition:
     return PluginDefinition(id, **fields)
 
 
-_OPERATION_OPTIONS = frozenset(
-    {"effect", "requires_approval", "idempotent", "inline", "kind", "parameters",
-     "output_schema", "output_description", "post_process", "post_process_prompt",
-     "required_scopes"}
-)  # fmt: skip
+#: The operation's own options; ``id``, ``name`` and ``description`` are the plugin's.
+_OPERATION_OPTIONS = frozenset(OperationOptions.__annotations__) - {"id", "name", "description"}
 
 
 @overload
