@@ -135,7 +135,7 @@ class Installer:
         # staging folder whose lock can be taken belongs to nobody.
         fd, lock_path = tempfile.mkstemp(prefix=_STAGING, suffix=_LOCK, dir=self.root)
         fcntl.flock(fd, fcntl.LOCK_EX)
-        staging = Path(lock_path[: -len(_LOCK)])
+        staging = _staging_of(lock_path)
         try:
             staging.mkdir()
             files = staging / FILES
@@ -191,7 +191,7 @@ class Installer:
                 name = leftover.name
                 if not leftover.is_dir():
                     continue
-                if name.startswith(_STAGING) and not Path(f"{leftover}{_LOCK}").exists():
+                if name.startswith(_STAGING) and not _lock_of(leftover).exists():
                     shutil.rmtree(leftover, ignore_errors=True)  # its installer is gone
                 elif name.startswith(_REPLACED):
                     self._restore(leftover / "old")
@@ -266,6 +266,14 @@ class Installer:
             shutil.rmtree(aside, ignore_errors=True)
 
 
+def _staging_of(lock: str | Path) -> Path:
+    return Path(str(lock)[: -len(_LOCK)])
+
+
+def _lock_of(staging: Path) -> Path:
+    return Path(f"{staging}{_LOCK}")
+
+
 def _clear_if_abandoned(lock: Path) -> int:
     """Remove a staging folder and its lock file if no live installer holds the lock."""
     try:
@@ -277,7 +285,7 @@ def _clear_if_abandoned(lock: Path) -> int:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return 0  # an install in progress
-        shutil.rmtree(str(lock)[: -len(_LOCK)], ignore_errors=True)
+        shutil.rmtree(_staging_of(lock), ignore_errors=True)
         with contextlib.suppress(OSError):
             os.unlink(lock)
         return 1

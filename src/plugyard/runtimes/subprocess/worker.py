@@ -54,6 +54,7 @@ class Worker:
         self.broken: WorkerFailure | None = None
         self._stderr = bytearray()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._readers: list[asyncio.Task[Any]] = []  # stdout and stderr: they end at EOF
 
     @property
     def in_flight(self) -> int:
@@ -80,8 +81,7 @@ class Worker:
         except OSError as exc:
             self.broken = WorkerFailure("plugin_unavailable", f"the wrapper does not start: {exc}")
             raise self.broken from None
-        self._spawn(self._read())
-        self._spawn(self._drain_stderr())
+        self._readers = [self._spawn(self._read()), self._spawn(self._drain_stderr())]
 
     async def exchange(
         self, method: str, params: dict[str, Any], host: Any
@@ -101,7 +101,6 @@ class Worker:
             )
         request = _Request(host)
         self._requests[ident] = request
-        done = False
         try:
             try:
                 self.proc.stdin.write(line + b"\n")
@@ -111,16 +110,16 @@ class Worker:
             while True:
                 item = await request.queue.get()
                 if isinstance(item, WorkerFailure):
-                    done = True
                     raise item
                 if isinstance(item, protocol.Reply):
-                    done = True
                     yield item
                     return
                 yield item.progress
         finally:
             self._requests.pop(ident, None)
-            if not done and not request.answered:  # cancelled, or the consumer stopped
+            # No reply came: cancelled, or the consumer stopped. (After a failure the
+            # worker is broken already, and abandoning it does nothing more.)
+            if not request.answered:
                 self._abandon(ident)
 
     def _abandon(self, ident: int) -> None:
@@ -154,17 +153,18 @@ class Worker:
                 self.proc.stdin.close()
             with contextlib.suppress(ProcessLookupError):
                 await self.proc.wait()
-        if self._tasks:  # the readers end at EOF, which the kill brings at once
-            await asyncio.wait(list(self._tasks), timeout=1.0)
+        if self._readers:  # they end at the EOF the kill brings; host calls need not
+            await asyncio.wait(self._readers, timeout=1.0)
         for task in list(self._tasks):
             task.cancel()
 
     # ---------------------------------------------------------------------------- internals
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
