@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 
 import pytest
 
+from plugyard.manifest.load import load_file
 from plugyard.manifest.model import Operation, PluginDescriptor, SubprocessRuntime
 from plugyard.runtimes.base import CallContext, Outcome, Progress, Target
-from plugyard.runtimes.subprocess import SubprocessPluginRuntime
+from plugyard.runtimes.subprocess import SubprocessPluginRuntime, pyworker_argv
 
 HERE = Path(__file__).parent
 MARKER = "PLUGYARD_TEST_MARKER"
@@ -49,6 +50,15 @@ def chaos_target(
         timeout_ms=timeout_ms,
     )
     return Target(descriptor, str(folder), trust, marker), marker  # type: ignore[arg-type]
+
+
+def pyworker_target(folder: Path, trust: str = "trusted") -> Target:
+    """The plugin of ``folder``'s manifest, served by plugyard's Python worker."""
+    descriptor = load_file(folder / "plugin.yaml").plugins[0]
+    argv = pyworker_argv(str(folder))
+    runtime = SubprocessRuntime(command=argv[0], args=tuple(argv[1:]), protocol_version="1")
+    registered = descriptor.model_copy(update={"runtime": runtime})
+    return Target(registered, str(folder), trust, f"pyw-{trust}")  # type: ignore[arg-type]
 
 
 _RUNNERS: dict[int, asyncio.Runner] = {}
@@ -109,4 +119,13 @@ def none_left(marker: str, within_s: float = 2.0) -> bool:
     return True
 
 
-__all__ = ["Progress", "call", "chaos_target", "marked", "none_left", "run", "runtime"]
+__all__ = [
+    "Progress",
+    "call",
+    "chaos_target",
+    "marked",
+    "none_left",
+    "pyworker_target",
+    "run",
+    "runtime",
+]

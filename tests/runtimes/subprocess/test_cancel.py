@@ -7,12 +7,10 @@ import asyncio
 import textwrap
 from pathlib import Path
 
-from plugyard.manifest.load import load_file
-from plugyard.manifest.model import SubprocessRuntime
 from plugyard.runtimes.base import CallContext, Outcome, Target
-from plugyard.runtimes.subprocess import SubprocessPluginRuntime, protocol, pyworker_argv
+from plugyard.runtimes.subprocess import SubprocessPluginRuntime, protocol
 from plugyard.runtimes.subprocess.spec import CANCEL_GRACE_S
-from runtimes.subprocess.helpers import chaos_target, run
+from runtimes.subprocess.helpers import chaos_target, pyworker_target, run
 
 MANIFEST = """
     id: stoppable
@@ -48,11 +46,7 @@ def _target(tmp_path: Path) -> Target:
     folder.mkdir()
     (folder / "plugin.yaml").write_text(textwrap.dedent(MANIFEST))
     (folder / "plugin.py").write_text(textwrap.dedent(CODE))
-    descriptor = load_file(folder / "plugin.yaml").plugins[0]
-    argv = pyworker_argv(str(folder))
-    runtime = SubprocessRuntime(command=argv[0], args=tuple(argv[1:]), protocol_version="1")
-    registered = descriptor.model_copy(update={"runtime": runtime})
-    return Target(registered, str(folder), "trusted", "stoppable")  # type: ignore[arg-type]
+    return pyworker_target(folder)
 
 
 async def _call(runtime: SubprocessPluginRuntime, target: Target, op_id: str) -> Outcome:

@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from plugyard.manifest.load import load_file
-from plugyard.manifest.model import SubprocessRuntime
 from plugyard.runtimes.base import Target
 from plugyard.runtimes.sandbox import SANDBOX_UID, unavailable_reason
 from plugyard.runtimes.subprocess import SubprocessPluginRuntime, pyworker_argv
-from runtimes.subprocess.helpers import call
+from runtimes.subprocess.helpers import call, pyworker_target
 
 MANIFEST = """
     id: pyw
@@ -57,14 +55,6 @@ def _folder(tmp_path: Path) -> Path:
     return folder
 
 
-def _target(folder: Path, trust: str) -> Target:
-    descriptor = load_file(folder / "plugin.yaml").plugins[0]
-    argv = pyworker_argv(str(folder))
-    runtime = SubprocessRuntime(command=argv[0], args=tuple(argv[1:]), protocol_version="1")
-    registered = descriptor.model_copy(update={"runtime": runtime})
-    return Target(registered, str(folder), trust, f"pyw-{trust}")  # type: ignore[arg-type]
-
-
 class _Cache:
     def get(self, key: str) -> str:
         return f"value of {key}"
@@ -81,7 +71,7 @@ def test_a_python_folder_runs_in_the_worker(
     if trust == "untrusted" and unavailable_reason():
         pytest.skip(f"no sandbox: {unavailable_reason()}")
     folder = _folder(tmp_path)
-    target = _target(folder, trust)
+    target = pyworker_target(folder, trust)
     assert SubprocessPluginRuntime().check(target) is None  # describe agrees
     ops = {op.id: op for op in target.descriptor.operations}
 
