@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import re
 import sys
@@ -73,6 +74,44 @@ def embed(texts: list[str], backend: str = FP32) -> Arr:
     vecs = model(backend).embed(texts)
     np.save(path, vecs)
     return vecs
+
+
+def layer_states(ids: Arr) -> list[Arr]:
+    """MiniLM's token states after each layer for one unpadded text, from the fp32
+    numpy forward pass (the loop of NumpyForward.__call__, which keeps only the last)."""
+    from plugyard.discovery import minilm as mm
+
+    fw = _numpy_forward()
+    width = ids.shape[1]
+    x = mm._layer_norm(fw._word[ids] + fw._pos[:width] + fw._type0, *fw._ln0)
+    out = []
+    for qkv_w, qkv_b, o_w, o_b, l1w, l1b, i_w, i_b, f_w, f_b, l2w, l2b in fw._layers:
+        qkv = (x @ qkv_w + qkv_b).reshape(1, width, 3, 12, 32)
+        q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))
+        a = q @ k.transpose(0, 1, 3, 2) / np.float32(math.sqrt(32))
+        a = np.exp(a - a.max(-1, keepdims=True))
+        a /= a.sum(-1, keepdims=True)
+        ctx = (a @ v).transpose(0, 2, 1, 3).reshape(1, width, 384)
+        x = mm._layer_norm(x + ctx @ o_w + o_b, l1w, l1b)
+        h = x @ i_w + i_b
+        h = 0.5 * h * (1.0 + mm._erf(h * np.float32(1 / math.sqrt(2))))
+        x = mm._layer_norm(x + h @ f_w + f_b, l2w, l2b)
+        out.append(x[0])
+    return out
+
+
+_FORWARD: list[object] = []
+
+
+def _numpy_forward():  # type: ignore[no-untyped-def]
+    if not _FORWARD:
+        from safetensors.numpy import load_file
+
+        from plugyard.discovery import minilm as mm
+
+        weights = load_file(str(mm.bundled_model_dir() / "model.safetensors"))
+        _FORWARD.append(mm.NumpyForward(weights))
+    return _FORWARD[0]
 
 
 # ---------------------------------------------------------------- metrics

@@ -35,6 +35,7 @@ from discovery_lab import (
     comp5,
     embed,
     field_texts,
+    layer_states,
     model,
     print_row,
     single_metrics,
@@ -363,29 +364,12 @@ def static_rows() -> list[tuple[str, Score]]:
 
 def token_states(texts: list[str]) -> list[Arr]:
     """Last-layer token vectors (unit length) from the numpy forward pass."""
-    from safetensors.numpy import load_file
-
-    from plugyard.discovery import minilm as mm
-
-    fw = mm.NumpyForward(load_file(str(mm.bundled_model_dir() / "model.safetensors")))
     tok = model(INT8)._tok
     out = []
     for t in texts:
         ids = np.array([tok.encode(t).ids])
-        x = mm._layer_norm(fw._word[ids] + fw._pos[: ids.shape[1]] + fw._type0, *fw._ln0)
-        for qkv_w, qkv_b, o_w, o_b, l1w, l1b, i_w, i_b, f_w, f_b, l2w, l2b in fw._layers:
-            qkv = (x @ qkv_w + qkv_b).reshape(1, ids.shape[1], 3, 12, 32)
-            q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))
-            a = q @ k.transpose(0, 1, 3, 2) / np.float32(math.sqrt(32))
-            a = np.exp(a - a.max(-1, keepdims=True))
-            a /= a.sum(-1, keepdims=True)
-            x = mm._layer_norm(
-                x + (a @ v).transpose(0, 2, 1, 3).reshape(1, -1, 384) @ o_w + o_b, l1w, l1b
-            )
-            h = x @ i_w + i_b
-            h = 0.5 * h * (1.0 + mm._erf(h * np.float32(1 / math.sqrt(2))))
-            x = mm._layer_norm(x + h @ f_w + f_b, l2w, l2b)
-        s = x[0, 1:-1] if ids.shape[1] > 2 else x[0]
+        x = layer_states(ids)[-1]
+        s = x[1:-1] if ids.shape[1] > 2 else x
         out.append((s / np.linalg.norm(s, axis=1, keepdims=True)).astype(np.float32))
     return out
 

@@ -35,13 +35,13 @@ from discovery_lab import (
     comp5,
     embed,
     field_texts,
+    layer_states,
     model,
     print_row,
     single_metrics,
     z,
 )
 
-from plugyard.discovery import minilm
 from plugyard.discovery.lexical import STOPWORDS, Tokeniser, content_words
 
 QS = [str(q["query"]) for q in SINGLE]
@@ -166,48 +166,32 @@ def pooled(texts: list[str]) -> Arr:
     path = CACHE / f"pooled-{key}.npy"
     if path.exists():
         return np.load(path)
-    from safetensors.numpy import load_file
-
-    fw = minilm.NumpyForward(load_file(str(minilm.bundled_model_dir() / "model.safetensors")))
     tok = model(INT8)._tok
     out = np.zeros((len(texts), 3, 384), np.float32)
     for i, t in enumerate(texts):
         if t:
-            layers = _states(fw, np.array([tok.encode(t).ids]))
+            layers = layer_states(np.array([tok.encode(t).ids]))
             out[i] = [layers[-1][0], layers[-1].max(0), layers[-2].mean(0)]
     CACHE.mkdir(parents=True, exist_ok=True)
     np.save(path, out)
     return out
 
 
-def _states(fw: minilm.NumpyForward, ids: Arr) -> list[Arr]:
-    """Token states after each layer for one unpadded text (the loop of
-    NumpyForward.__call__, kept here so the library stays lean)."""
-    width = ids.shape[1]
-    x = minilm._layer_norm(fw._word[ids] + fw._pos[:width] + fw._type0, *fw._ln0)
-    out = []
-    for qkv_w, qkv_b, o_w, o_b, l1w, l1b, i_w, i_b, f_w, f_b, l2w, l2b in fw._layers:
-        qkv = (x @ qkv_w + qkv_b).reshape(1, width, 3, 12, 32)
-        q, k, v = (qkv[:, :, j].transpose(0, 2, 1, 3) for j in range(3))
-        a = q @ k.transpose(0, 1, 3, 2) / np.float32(math.sqrt(32))
-        a = np.exp(a - a.max(-1, keepdims=True))
-        a /= a.sum(-1, keepdims=True)
-        ctx = (a @ v).transpose(0, 2, 1, 3).reshape(1, width, 384)
-        x = minilm._layer_norm(x + ctx @ o_w + o_b, l1w, l1b)
-        h = x @ i_w + i_b
-        h = 0.5 * h * (1.0 + minilm._erf(h * np.float32(1 / math.sqrt(2))))
-        x = minilm._layer_norm(x + h @ f_w + f_b, l2w, l2b)
-        out.append(x[0])
-    return out
+def pooled_scores(j: int) -> tuple[Arr, Arr]:
+    """Single and multi query scores of pooling ``j`` (0 CLS, 1 max, 2 layer-5 mean),
+    scored like the engine's vectors (fields averaged, query plus its view)."""
+    docs = borrowed({f: unit(pooled(field_texts(f))[:, j]) for f in FIELDS})
+
+    def scores(qs: list[str]) -> Arr:
+        views = pooled([content_words(t) for t in qs])[:, j]
+        return with_view(pooled(qs)[:, j], views) @ docs.T
+
+    return scores(QS), scores(MS)
 
 
 def pooled_rows() -> None:
-    fields = {f: pooled(field_texts(f)) for f in FIELDS}
-    q, qw = pooled(QS), pooled([content_words(t) for t in QS])
-    m, mw = pooled(MS), pooled([content_words(t) for t in MS])
     for j, name in enumerate(("CLS token", "max pooling", "layer-5 mean")):
-        docs = borrowed({f: unit(v[:, j]) for f, v in fields.items()})
-        s, sm = with_view(q[:, j], qw[:, j]) @ docs.T, with_view(m[:, j], mw[:, j]) @ docs.T
+        s, sm = pooled_scores(j)
         row(f"{name} alone", s, sm)
         row(
             f"+ 0.15 {name} (same forward pass)",
@@ -248,10 +232,7 @@ def paraphrase_rows() -> None:
         fuse((0.55, DQ), (0.25, ps), (0.2, BQ)),
         fuse((0.55, DM), (0.25, pm), (0.2, BM)),
     )
-    fields = {f: pooled(field_texts(f)) for f in FIELDS}
-    cls_docs = borrowed({f: unit(v[:, 0]) for f, v in fields.items()})
-    cs = with_view(pooled(QS)[:, 0], pooled([content_words(t) for t in QS])[:, 0]) @ cls_docs.T
-    cm = with_view(pooled(MS)[:, 0], pooled([content_words(t) for t in MS])[:, 0]) @ cls_docs.T
+    cs, cm = pooled_scores(0)
     row(
         "0.5 MiniLM + 0.15 paraphrase-L3 + 0.15 CLS + 0.2 BM25F",
         fuse((0.5, DQ), (0.15, ps), (0.15, cs), (0.2, BQ)),
