@@ -92,3 +92,28 @@ def test_settings_read_the_environment() -> None:
 
 def test_builtins_live_inside_the_package() -> None:
     assert (BUILTINS_DIR / "tool" / "calculator").is_dir()
+
+
+def test_untrusted_plugins_get_no_egress_by_asking_for_it(tmp_path: Path) -> None:
+    from dataclasses import replace as copy_with
+
+    from plugyard.manifest.model import Operation, PluginDescriptor, PythonRuntime
+    from plugyard.registry.model import RegisteredPlugin
+
+    descriptor = PluginDescriptor(
+        id="web",
+        name="web",
+        operations=(Operation(id="go"),),
+        runtime=PythonRuntime(entrypoint="x:y"),
+        host_capabilities=("http",),
+        config={"egress": ["*"]},
+    )
+    with Yard.from_settings(Settings(database=str(tmp_path / "y.db"))) as yard:
+        assert yard.governance is not None
+        trusted = RegisteredPlugin.of(descriptor, "code", trust="trusted")
+        untrusted = copy_with(trusted, trust="untrusted")
+        assert yard.governance.egress(trusted) == ("*",)
+        assert yard.governance.egress(untrusted) == ()
+        assert yard.policy is not None
+        yard.policy.load_text("grants: []\negress: {web: [api.example.org]}")
+        assert yard.governance.egress(untrusted) == ("api.example.org",)

@@ -40,6 +40,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     ),
     "manifest_not_found": ErrorSpec(404, "The manifest path does not exist."),
     "unsupported_type": ErrorSpec(422, "The plugin family is not one plugyard supports."),
+    "binding_undeclared": ErrorSpec(
+        422, "An x-binding asks for a secret, identity or variable the plugin may not have."
+    ),
     "export_unsupported": ErrorSpec(422, "The descriptor cannot be written in that format."),
     # Registry and store.
     "plugin_not_found": ErrorSpec(404, "No plugin has that id (or the caller may not see it)."),

@@ -46,7 +46,7 @@ from plugyard.runtimes.outbound import OutboundClient, OutboundGuard
 from plugyard.runtimes.python.guard import scan_folder
 from plugyard.runtimes.python.runtime import InProcessRuntime
 from plugyard.runtimes.subprocess import SubprocessPluginRuntime, SubprocessSettings
-from plugyard.store.keys import SqlKeyRepository
+from plugyard.store.keys import ADMIN_ROLE, SqlKeyRepository
 from plugyard.store.mcp_pins import SqlPinRepository, ToolPin
 from plugyard.store.policies import SqlPolicyRepository
 from plugyard.store.store import Store
@@ -215,11 +215,21 @@ class Yard:
         params: Mapping[str, Any] | None = None,
         *,
         subject: str | None = None,
+        roles: Sequence[str] | None = None,
         timeout_ms: int | None = None,
         debug: bool = False,
     ) -> Result:
-        """Call one operation through the executor."""
-        context = CallContext(request_id=new_request_id(), subject=subject, debug=debug)
+        """Call one operation through the executor.
+
+        The application that embeds plugyard is trusted to say who calls: ``subject``
+        and ``roles`` are taken as given (a server takes them from the API key). A call
+        with neither is the application's own and holds the ``admin`` role; a call for
+        a subject holds only the roles given here and those the policy lists for it."""
+        if roles is None:
+            roles = (ADMIN_ROLE,) if subject is None else ()
+        context = CallContext(
+            request_id=new_request_id(), subject=subject, roles=tuple(roles), debug=debug
+        )
         request = CallRequest(plugin_id, operation, dict(params or {}), context, timeout_ms)
         return await self.executor.call(request)
 
@@ -433,6 +443,9 @@ def _egress(policy: PolicyBook) -> Callable[[RegisteredPlugin], tuple[str, ...]]
     def egress(plugin: RegisteredPlugin) -> tuple[str, ...]:
         asked = plugin.descriptor.config.get("egress")
         declared = tuple(h for h in asked if isinstance(h, str)) if isinstance(asked, list) else ()
-        return policy.egress(plugin.id, declared)
+        # What an untrusted manifest asks for is not granted by asking: until a loaded
+        # policy lists its hosts, its host.http reaches nothing (Shu: "security review
+        # needed before enabling host.http ... in untrusted plugins").
+        return policy.egress(plugin.id, declared if plugin.trust == "trusted" else ())
 
     return egress

@@ -61,7 +61,7 @@ def test_a_malformed_policy_is_refused_and_changes_nothing(tmp_path: Path) -> No
     code, out = run(tmp_path / "g.db", "policy", "load", str(bad))
     assert code == 1 and out["error"]["code"] == "policy_invalid"
     code, out = run(tmp_path / "g.db", "policy", "show")
-    assert out["state"] == "none"
+    assert out["state"] == "starter"
 
 
 def test_secrets_are_set_listed_and_deleted_without_their_values(tmp_path: Path) -> None:
@@ -87,6 +87,8 @@ def test_feeds_are_added_listed_and_run(tmp_path: Path) -> None:
         "60",
         "--as",
         "bob",
+        "--role",
+        "reader",  # the starter policy lets readers call read-only operations
         "--json",
         '{"expression": "1+1"}',
     )

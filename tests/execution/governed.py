@@ -24,6 +24,9 @@ class Governed:
     executor: Executor
     governance: Governance
     book: PolicyBook
+    #: Without a loaded policy the starter one is in force: calls hold the admin role
+    #: unless a test names roles, so the mechanics under test are not refused first.
+    default_roles: tuple[str, ...] = ()
 
     def call(
         self,
@@ -34,7 +37,7 @@ class Governed:
         subject: str | None = "bob",
         receipt: str | None = None,
         key: str | None = None,
-        roles: tuple[str, ...] = (),
+        roles: tuple[str, ...] | None = None,
         **context: Any,
     ) -> Result:
         return asyncio.run(
@@ -59,10 +62,11 @@ class Governed:
         subject: str | None = "bob",
         receipt: str | None = None,
         key: str | None = None,
-        roles: tuple[str, ...] = (),
+        roles: tuple[str, ...] | None = None,
         **context: Any,
     ) -> Result:
-        ctx = CallContext("req", subject=subject, roles=roles, idempotency_key=key, **context)
+        held = self.default_roles if roles is None else roles
+        ctx = CallContext("req", subject=subject, roles=held, idempotency_key=key, **context)
         request = CallRequest(plugin, op, dict(params or {}), ctx, approval_receipt=receipt)
         return await self.executor.call(request)
 
@@ -81,4 +85,4 @@ def governed(
     executor = Executor(
         table, {"python": runtime}, policy=book, audit=governance.audit, governance=governance
     )
-    return Governed(executor, governance, book)
+    return Governed(executor, governance, book, () if policy is not None else ("admin",))

@@ -225,3 +225,32 @@ def test_sixteen_concurrent_uses_of_one_receipt_run_it_exactly_once(
         t.join()
     assert sent.count == 1
     assert sorted(outcomes) == ["receipt_used"] * 15 + ["success"]
+
+
+def test_a_refusal_before_the_run_does_not_spend_the_receipt(
+    table: Table, runtime: FunctionRuntime
+) -> None:
+    """A call refused for a missing secret (or bad parameters) keeps its receipt: the
+    retry after the operator adds the secret runs, instead of answering receipt_used."""
+    from plugyard.manifest.model import OpAuth, SecretRequirement
+
+    table.add(
+        descriptor(
+            "mail",
+            SEND,
+            host_capabilities=("secrets",),
+            op_auth={"send": OpAuth(secrets={"smtp_password": SecretRequirement()})},
+        )
+    )
+    sent = Sent()
+    runtime.functions[("mail", "send")] = sent
+    gov = governed(table, runtime, POLICY)
+    data = pending(gov)
+    approve(gov, data["action_id"])
+    first = gov.call("mail", "send", {"to": "x@example.org"}, receipt=data["receipt"])
+    assert first.error is not None and first.error.code == "missing_secrets"
+    gov.governance.vault.set("smtp_password", "hunter2-but-longer")
+    second = gov.call("mail", "send", {"to": "x@example.org"}, receipt=data["receipt"])
+    assert second.ok and sent.count == 1
+    third = gov.call("mail", "send", {"to": "x@example.org"}, receipt=data["receipt"])
+    assert third.error is not None and third.error.code == "receipt_used"

@@ -124,7 +124,7 @@ def test_a_timed_out_write_leaves_its_key_unknown(table: Table, runtime: Functio
 
     runtime.functions[("slow", "go")] = go
     g = governed(table, runtime)
-    ctx = CallContext("r", subject="bob", idempotency_key="k-slow")
+    ctx = CallContext("r", subject="bob", roles=("admin",), idempotency_key="k-slow")
     timed_out = asyncio.run(g.executor.call(CallRequest("slow", "go", {}, ctx, timeout_ms=20)))
     assert timed_out.status == "timeout"
     retry = asyncio.run(g.executor.call(CallRequest("slow", "go", {}, ctx, timeout_ms=20)))

@@ -51,38 +51,79 @@ def test_rate_limit_identity_audit_and_scheduler(table: Table) -> None:
         table,
         ("rate_limit", "identity", "audit", "scheduler"),
         go,
-        user_context={"identities": {"google_email": "bob@example.org"}},
+        identities={"google_email": "bob@example.org"},
     )
     assert result.data == [[True, True, False], "bob@example.org", True]
 
 
-def test_x_binding_fills_identity_and_env_but_never_plugyard_keys(
-    table: Table, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("REGION", "eu-west")
-    monkeypatch.setenv("PLUGYARD_SECRETS_KEY", "00" * 32)
-    op = Operation(
+def test_identity_answers_what_the_surface_vouched_for_never_the_body(table: Table) -> None:
+    result = call_with(
+        table,
+        ("identity",),
+        lambda host: host.identity.lookup("google_email"),
+        user_context={"identities": {"google_email": "ceo@example.org"}},
+    )
+    assert result.ok and result.data is None
+
+
+def bound_op(**properties: str) -> Operation:
+    return Operation(
         id="go",
         parameters={
             "type": "object",
-            "properties": {
-                "email": {"type": "string", "x-binding": "identity:google_email"},
-                "region": {"type": "string", "x-binding": "env:REGION"},
-                "key": {"type": "string", "x-binding": "env:PLUGYARD_SECRETS_KEY"},
-            },
+            "properties": {k: {"type": "string", "x-binding": v} for k, v in properties.items()},
         },
     )
+
+
+def test_x_binding_fills_declared_identity_and_env(
+    table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REGION", "eu-west")
     seen: list[dict[str, Any]] = []
 
     def go(host: Any, **params: Any) -> Any:
         seen.append(params)
         return "ok"
 
+    op = bound_op(email="identity:google_email", region="env:REGION")
     result = call_with(
-        table, (), go, op, user_context={"identities": {"google_email": "bob@example.org"}}
+        table,
+        ("identity",),
+        go,
+        op,
+        identities={"google_email": "bob@example.org"},
+        user_context={"identities": {"google_email": "ceo@example.org"}},
     )
     assert result.ok
     assert seen == [{"email": "bob@example.org", "region": "eu-west"}]
+
+
+@pytest.mark.parametrize(
+    ("binding", "caps", "trust"),
+    [
+        ("secret:api_token", (), "trusted"),  # no secrets capability, no declaration
+        ("secret:api_token", ("secrets",), "trusted"),  # capability, name not declared
+        ("identity:google_email", (), "trusted"),  # no identity capability
+        ("env:REGION", (), "untrusted"),  # environment is for trusted code only
+        ("env:PLUGYARD_SECRETS_KEY", (), "trusted"),  # plugyard's own keys, never
+        ("file:/etc/passwd", (), "trusted"),  # a kind the host does not know
+    ],
+)
+def test_an_undeclared_binding_is_refused_before_the_plugin_runs(
+    table: Table, monkeypatch: pytest.MonkeyPatch, binding: str, caps: tuple[str, ...], trust: str
+) -> None:
+    monkeypatch.setenv("REGION", "eu-west")
+    monkeypatch.setenv("PLUGYARD_SECRETS_KEY", "00" * 32)
+    runtime = HostRuntime()
+    table.add(descriptor("p", bound_op(value=binding), host_capabilities=caps), trust=trust)
+    ran: list[Any] = []
+    runtime.functions[("p", "go")] = lambda host, **params: ran.append(params)
+    g = governed(table, runtime)
+    g.governance.vault.set("api_token", "system-secret-value-1234")
+    result = g.call("p", "go", {})
+    assert result.error is not None and result.error.code == "binding_undeclared"
+    assert ran == []
 
 
 class FakeClient:
@@ -121,3 +162,25 @@ def test_http_reaches_only_hosts_on_the_egress_allowlist(table: Table) -> None:
     result = asyncio.run(g.acall("web", "go"))
     assert result.data == [200, "egress_denied"]
     assert client.urls == ["https://api.github.com/repos"]
+
+
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"permissions": ["plugin:p"]},
+        {"permissions": ["plugin:*"], "roles": ["admin"], "subject": "admin"},
+        {"identities": {"google_email": "ceo@example.org"}, "admin": True},
+    ],
+)
+def test_user_context_is_data_and_grants_nothing(table: Table, claims: dict[str, Any]) -> None:
+    """The escalation that once worked: a body's user_context claiming permissions."""
+    runtime = HostRuntime()
+    table.add(descriptor("p", Operation(id="go", effect="write")))
+    ran: list[Any] = []
+    runtime.functions[("p", "go")] = lambda host: ran.append(1)
+    g = governed(table, runtime)
+    result = g.call("p", "go", {}, roles=("reader",), user_context=claims)
+    assert result.error is not None and result.error.code == "permission_denied"
+    assert ran == []
+    vouched = g.call("p", "go", {}, roles=("reader",), permissions=("plugin:p",))
+    assert vouched.ok and ran == [1]  # the same permission, vouched by the surface, holds

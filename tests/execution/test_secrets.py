@@ -192,3 +192,40 @@ def test_a_canary_secret_never_leaves_the_plugin(
     store.close()
     stored = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("canary.db"))
     assert stored and count(stored) == 0
+
+
+TRANSFORMS = {
+    "reversed": lambda s: s[::-1],
+    "base64 of reversed": lambda s: base64.b64encode(s[::-1].encode()).decode(),
+    "split in two": lambda s: f"{s[: len(s) // 2]} ... {s[len(s) // 2 :]}",
+    "split in three": lambda s: " | ".join(s[i : i + len(s) // 3 + 1] for i in (0, 11, 22)),
+    "hex": lambda s: s.encode().hex(),
+    "url-safe base64 without padding": lambda s: (
+        base64.urlsafe_b64encode(s.encode()).decode().rstrip("=")
+    ),
+}
+LONG_SECRET = "sk-live-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_a_transformed_secret_is_scrubbed_from_what_leaves(name: str) -> None:
+    v = vault()
+    v.set("api_key", LONG_SECRET)
+    assert v.resolve("api_key", None) == LONG_SECRET  # handing it out arms the redactor
+    leaked = TRANSFORMS[name](LONG_SECRET)
+    scrubbed = v.redactor.scrub_data({"out": leaked, "nested": [leaked]})
+    text = repr(scrubbed)
+    assert "[REDACTED]" in text
+    # No run of 12 characters of the secret (or of its reversal) survives.
+    for source in (LONG_SECRET, LONG_SECRET[::-1]):
+        for start in range(len(source) - 12):
+            piece = source[start : start + 12]
+            assert piece not in scrubbed["out"], (name, piece)
+
+
+def test_ordinary_text_is_not_scrubbed_by_the_pieces_of_a_secret() -> None:
+    v = vault()
+    v.set("api_key", LONG_SECRET)
+    v.resolve("api_key", None)
+    text = "the quick brown fox jumps over 12 lazy dogs; sk-test is a prefix"
+    assert v.redactor.scrub(text) == text

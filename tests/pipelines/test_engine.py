@@ -282,7 +282,13 @@ def test_cancelling_a_run_cancels_every_branch_and_keeps_the_trace(yard: Yard, g
 
 
 def test_every_stage_is_an_executor_call_with_the_runs_request_id_and_subject(yard: Yard) -> None:
-    result = run(yard, doc("t-echo", group("t-echo")), subject="alice", request_id="req-77")
+    result = run(
+        yard,
+        doc("t-echo", group("t-echo")),
+        subject="alice",
+        roles=("reader",),
+        request_id="req-77",
+    )
     events = [e for e in yard.executor.audit if e.request_id == "req-77"]  # type: ignore[attr-defined]
     assert result.request_id == "req-77" and len(events) == 2
     assert {e.subject for e in events} == {"alice"}

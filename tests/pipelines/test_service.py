@@ -95,7 +95,9 @@ def test_runs_of_a_stored_pipeline_are_recorded_without_their_context(
     service: PipelineService,
 ) -> None:
     service.save(DOC)
-    run = asyncio.run(service.run_stored("shout", {"question": "secret"}, subject="bob"))
+    run = asyncio.run(
+        service.run_stored("shout", {"question": "secret"}, subject="bob", roles=("reader",))
+    )
     assert run.ok and run.context["answer"] == "SECRET"
     kept = service.trace(run.run_id)
     assert kept.context == {} and kept.subject == "bob"

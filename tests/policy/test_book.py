@@ -1,10 +1,12 @@
-"""The policy in force: none, active or invalid; from a file or the API; next call."""
+"""The policy in force: starter, active or invalid; from a file or the API; next call."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from plugyard.errors import GovernanceError
 from plugyard.policy.base import Subject
@@ -21,9 +23,44 @@ def outcome(book: PolicyBook) -> str:
     return book.decide(BOB, "calc", "run", {}).outcome
 
 
-def test_without_a_policy_everything_is_allowed() -> None:
-    book = PolicyBook(MemoryPolicyRepository())
-    assert book.state == "none" and outcome(book) == "allow"
+def starter_facts(plugin_id: str, operation: str) -> tuple[tuple[str, ...], bool, str] | None:
+    effects = {"read": ((), False, "read"), "write": ((), False, "write")}
+    return effects.get(operation, ((), True, "read") if operation == "approve-me" else None)
+
+
+@pytest.mark.parametrize(
+    ("roles", "operation", "expected"),
+    [
+        ((), "read", "deny"),  # a key with no role may call nothing
+        (("analyst",), "read", "deny"),  # nor may a role the starter does not know
+        (("reader",), "read", "allow"),
+        (("reader",), "write", "deny"),  # write and destructive operations need a grant
+        (("reader",), "unknown-op", "deny"),  # an unknown operation counts as destructive
+        (("admin",), "write", "allow"),
+        (("admin",), "unknown-op", "allow"),
+        (("admin",), "approve-me", "allow_with_approval"),  # requires_approval still holds
+    ],
+)
+def test_without_a_loaded_policy_the_starter_denies_by_default(
+    roles: tuple[str, ...], operation: str, expected: str
+) -> None:
+    book = PolicyBook(MemoryPolicyRepository(), facts=starter_facts)
+    decision = book.decide(Subject("bob", roles), "calc", operation, {})
+    assert book.state == "starter" and book.version == "starter"
+    assert decision.outcome == expected and decision.policy_version == "starter"
+
+
+def test_the_starter_lets_admins_approve_and_nobody_else() -> None:
+    book = PolicyBook(MemoryPolicyRepository(), facts=starter_facts)
+    assert book.may_approve(Subject("root", ("admin",)), "calc", "approve-me").outcome == "allow"
+    assert book.may_approve(Subject("bob", ("reader",)), "calc", "approve-me").outcome == "deny"
+
+
+def test_a_loaded_policy_replaces_the_starter() -> None:
+    book = PolicyBook(MemoryPolicyRepository(), facts=starter_facts)
+    book.load_text(ALLOW)
+    assert book.state == "active" and outcome(book) == "allow"
+    assert book.decide(Subject("eve", ("admin",)), "calc", "write", {}).outcome == "deny"
 
 
 def test_a_policy_loaded_through_the_api_applies_to_the_next_call() -> None:
@@ -87,3 +124,27 @@ def test_listings_show_only_what_the_subject_may_call() -> None:
     assert book.visible(BOB, "calc", "run")
     assert not book.visible(BOB, "mail", "send")
     assert not book.visible(Subject("eve"), "calc", "run")
+
+
+@given(
+    roles=st.lists(st.sampled_from(["admin", "reader", "writer", "guest", ""]), max_size=3),
+    effect=st.sampled_from(["read", "write", "destructive"]),
+    approval=st.booleans(),
+)
+@settings(max_examples=200, deadline=None)
+def test_the_starter_allows_exactly_admins_and_readers_of_reads(
+    roles: list[str], effect: str, approval: bool
+) -> None:
+    """The starter's answer depends only on the roles and the operation's effect."""
+
+    def facts(plugin_id: str, operation: str) -> tuple[tuple[str, ...], bool, str]:
+        return (), approval, effect
+
+    book = PolicyBook(MemoryPolicyRepository(), facts=facts)
+    held = tuple(r for r in roles if r)
+    decision = book.decide(Subject("bob", held), "calc", "run", {})
+    allowed = "admin" in held or ("reader" in held and effect == "read")
+    if not allowed:
+        assert decision.outcome == "deny"
+    else:
+        assert decision.outcome == ("allow_with_approval" if approval else "allow")

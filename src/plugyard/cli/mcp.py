@@ -14,6 +14,7 @@ import sys
 import click
 
 from plugyard.mcp_server import Caller, McpFront, serve_stdio
+from plugyard.store.keys import ADMIN_ROLE
 from plugyard.yard import Settings, Yard
 
 
@@ -49,7 +50,9 @@ def mcp_group(
     if ctx.invoked_subcommand is not None:
         return
     with _yard(ctx, db) as yard:
-        caller = Caller(subject, roles)
+        # Nobody named: the operator who started it, as the application itself (the
+        # same as ``plugyard call``); name a subject or a key to serve with less.
+        caller = Caller(subject, roles or ((ADMIN_ROLE,) if subject is None else ()))
         if api_key is not None:
             principal = yard.keys.verify(api_key)
             if principal is None:

@@ -2,10 +2,16 @@
 
 A property of an operation's parameters schema may carry ``"x-binding"``:
 
-- ``identity:<key>`` — from the caller's identities (``user_context.identities``);
+- ``identity:<key>`` — from the caller's identities, as the surface vouched for them
+  (:attr:`CallContext.identities`), never from the body's ``user_context``;
 - ``secret:<name>`` — from the secrets store, for the caller (user → system);
-- ``env:<NAME>`` — from the host's environment, for trusted plugins only, and never a
-  ``PLUGYARD_*`` variable (those hold plyard's own keys).
+- ``env:<NAME>`` — from the host's environment.
+
+Each is filled only when the plugin declared it and its trust allows it
+(:mod:`plugyard.manifest.bindings`); registration refuses the others, and a call that
+meets one anyway (the plugin's trust was lowered since) is refused with
+``binding_undeclared`` before the plugin runs — an undeclared binding is never left
+quietly empty, which would hide the attempt.
 
 A value the caller gave wins. A secret binding that cannot be resolved answers
 ``missing_secrets``; other unresolved bindings leave the parameter absent, so the
@@ -19,9 +25,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from plugyard.errors import GovernanceError
 from plugyard.execution.secrets import SecretVault
+from plugyard.manifest.bindings import CODE, Binding, bindings, refusal
+from plugyard.manifest.model import Operation, PluginDescriptor
 
-_CACHE: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {}
+_CACHE: dict[tuple[str, str, str], tuple[Binding, ...]] = {}
+_CACHE_LIMIT = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,51 +41,55 @@ class Bound:
     used_secrets: bool = False
 
 
-def bindings_of(key: tuple[str, str], schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """``(property, binding)`` pairs of a parameters schema, cached under ``key`` (the
-    plugin's content hash and the operation)."""
+def allowed_bindings(
+    content_hash: str, descriptor: PluginDescriptor, operation: Operation, trust: str
+) -> tuple[Binding, ...]:
+    """The bindings of ``operation``, each checked against the declarations and trust
+    (cached per content hash, operation and trust); raises ``binding_undeclared``."""
+    key = (content_hash, operation.id, trust)
     found = _CACHE.get(key)
     if found is None:
-        properties = schema.get("properties")
-        pairs: list[tuple[str, str]] = []
-        if isinstance(properties, Mapping):
-            for name, spec in properties.items():
-                if isinstance(spec, Mapping) and isinstance(spec.get("x-binding"), str):
-                    pairs.append((name, spec["x-binding"]))
-        found = _CACHE[key] = tuple(pairs)
+        found = bindings(operation)
+        for binding in found:
+            reason = refusal(descriptor, operation, binding, trust)
+            if reason is not None:
+                raise GovernanceError(f"{descriptor.id}.{operation.id}: {reason}", code=CODE)
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        _CACHE[key] = found
     return found
 
 
 def bind(
     params: Mapping[str, Any],
-    bindings: tuple[tuple[str, str], ...],
+    found: tuple[Binding, ...],
     *,
     subject: str | None,
-    user_context: Mapping[str, Any],
+    identities: Mapping[str, Any],
     vault: SecretVault | None,
-    trusted: bool,
+    scopes: Mapping[str, str] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Bound:
+    """``params`` with the (already allowed) bindings filled in; ``scopes`` names the
+    allowed scope of each secret the operation's ``op_auth`` declares."""
     out = dict(params)
     missing: list[str] = []
     used = False
     env = os.environ if environ is None else environ
-    identities = user_context.get("identities")
-    identities = identities if isinstance(identities, Mapping) else {}
-    for name, binding in bindings:
-        if name in out:
+    for binding in found:
+        if binding.prop in out:
             continue
-        kind, _, key = binding.partition(":")
         value: Any = None
-        if kind == "identity":
-            value = identities.get(key, user_context.get(key))
-        elif kind == "secret":
+        if binding.kind == "identity":
+            value = identities.get(binding.key)
+        elif binding.kind == "secret":
             used = True
-            value = vault.resolve(key, subject) if vault is not None else None
+            scope = (scopes or {}).get(binding.key, "system_or_user")
+            value = vault.resolve(binding.key, subject, scope) if vault is not None else None
             if value is None:
-                missing.append(key)
-        elif kind == "env" and trusted and not key.upper().startswith("PLUGYARD_"):
-            value = env.get(key)
+                missing.append(binding.key)
+        elif binding.kind == "env":
+            value = env.get(binding.key)
         if value is not None:
-            out[name] = value
+            out[binding.prop] = value
     return Bound(out, tuple(missing), used)

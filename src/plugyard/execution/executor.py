@@ -187,7 +187,8 @@ class Executor:
         if self._allow_all:
             decision = ALLOW_ALL  # the question is trivial; skip building a Subject
         else:
-            subject = Subject(call.context.subject, call.context.roles, _held(call.context))
+            context = call.context
+            subject = Subject(context.subject, context.roles, context.permissions)
             decision = self._policy.decide(subject, plugin.id, operation.id, request.params)
         call.decision = decision
         if decision.outcome == "deny":
@@ -225,6 +226,8 @@ class Executor:
                 errors=[f.to_dict() for f in faults],
                 schema=operation.parameters,
             )
+        if call.gov is not None and governance is not None:
+            return governance.commit(call.gov)  # spends what the call consumes, last
         return None
 
     def _begin(self, request: CallRequest) -> _Call:
@@ -449,12 +452,6 @@ def _refuse(code: str, message: str, **details: Any) -> Outcome:
     """A refusal by the call path itself (not by the plugin)."""
     status = "timeout" if code == "timeout" else "error"
     return Outcome(status=status, error=ErrorInfo(code, message, details))
-
-
-def _held(context: CallContext) -> tuple[str, ...]:
-    """Shu permission strings the surface vouched for (``user_context.permissions``)."""
-    found = context.user_context.get("permissions")
-    return tuple(p for p in found if isinstance(p, str)) if isinstance(found, list | tuple) else ()
 
 
 def _no_runtime(target: Target) -> Outcome:

@@ -4,14 +4,19 @@ the parameters check, and at the end of every call.
 ``admit`` — after a decision that is not ``deny``:
 
 1. ``allow_with_approval`` without a receipt → ``pending_approval`` with a receipt;
-   with one → the receipt is redeemed (bound to this exact request, single-use,
-   unexpired, approved) or the call is refused with the receipt's error code;
-2. an idempotency key → claimed atomically; a finished key replays its stored result,
-   the same key with other parameters is ``idempotency_conflict``, an unfinished one
+2. an idempotency key → claimed atomically; a finished key replays its stored result
+   (so a retry of an approved call gets its result, not ``receipt_used``), the same key
+   with other parameters is ``idempotency_conflict``, an unfinished one
    ``idempotency_unknown``;
-3. every secret the operation's ``op_auth`` requires is present → else
+3. a receipt → checked (bound to this exact request, single-use, unexpired, approved)
+   but not yet spent, or the call is refused with the receipt's error code;
+4. every secret the operation's ``op_auth`` requires is present → else
    ``missing_secrets``;
-4. ``x-binding`` parameters are filled in for the plugin (never for the audit hash).
+5. ``x-binding`` parameters are declared and trusted (``binding_undeclared``) and filled
+   in for the plugin (never for the audit hash).
+
+``commit`` — the last step before the plugin runs, after the parameters check: the
+receipt is spent. Nothing a call consumes is consumed before the call is known to go on.
 
 ``conclude`` — for every call, refused or not: secret values are scrubbed from the
 result, and the idempotency key is completed (``done`` with the result, ``unknown``
@@ -28,7 +33,7 @@ from typing import Any
 from plugyard.errors import GovernanceError
 from plugyard.execution.audit import AuditEvent, AuditSink
 from plugyard.execution.audit_chain import ChainedAudit
-from plugyard.execution.bindings import bind, bindings_of
+from plugyard.execution.bindings import allowed_bindings, bind
 from plugyard.execution.host import Host
 from plugyard.execution.host_services import (
     Cursor,
@@ -74,6 +79,8 @@ class Governed:
     params: dict[str, Any] | None = None  # with x-binding values: for the plugin only
     dispatched: bool = False
     secrets_view: SecretsView | None = None
+    receipt: str | None = None  # checked in ``admit``, spent in ``commit``
+    digest: str | None = None
 
 
 @dataclass
@@ -182,13 +189,11 @@ class Governance:
         if receipt is not None and decision.outcome == "allow_with_approval":
             assert digest is not None
             try:
-                row = self.approvals.redeem(receipt, digest)
+                self.approvals.check(receipt, digest)
             except GovernanceError as exc:
-                if state.claim is not None:  # nothing ran: the key is free for a retry
-                    self.idempotency.release(state.claim)
-                    state.claim = None
+                self._release(state)
                 return _refuse(exc.code, exc.message)
-            state.approver = row.decided_by
+            state.receipt, state.digest = receipt, digest
         auth = plugin.descriptor.op_auth.get(operation.id)
         if auth is not None and auth.secrets:
             missing = sorted(
@@ -200,19 +205,21 @@ class Governance:
                 return _refuse(
                     "missing_secrets", f"not configured: {', '.join(missing)}", missing=missing
                 )
-        pairs = bindings_of((plugin.content_hash, operation.id), operation.parameters)
-        if pairs:
-            try:
-                bound = bind(
-                    params,
-                    pairs,
-                    subject=subject,
-                    user_context=context.user_context,
-                    vault=self.vault,
-                    trusted=plugin.trust == "trusted",
-                )
-            except GovernanceError as exc:
-                return _refuse(exc.code, exc.message)
+        try:
+            wanted = allowed_bindings(
+                plugin.content_hash, plugin.descriptor, operation, plugin.trust
+            )
+        except GovernanceError as exc:
+            return _refuse(exc.code, exc.message)
+        if wanted:
+            bound = bind(
+                params,
+                wanted,
+                subject=subject,
+                identities=context.identities,
+                vault=self.vault,
+                scopes={n: s.allowed_scope for n, s in auth.secrets.items()} if auth else None,
+            )
             if bound.missing_secrets:
                 return _refuse(
                     "missing_secrets",
@@ -221,6 +228,26 @@ class Governance:
                 )
             state.params = bound.params
         return None
+
+    def commit(self, state: Governed) -> Outcome | None:
+        """The last step before the plugin runs: spend the approval receipt. Everything
+        that could refuse the call has passed by now, so a refusal never costs the
+        caller its receipt; only a receipt spent in the meantime (a concurrent
+        redemption) refuses here, and then the idempotency key is freed again."""
+        if state.receipt is None or state.digest is None:
+            return None
+        try:
+            row = self.approvals.redeem(state.receipt, state.digest)
+        except GovernanceError as exc:
+            self._release(state)
+            return _refuse(exc.code, exc.message)
+        state.approver = row.decided_by
+        return None
+
+    def _release(self, state: Governed) -> None:
+        if state.claim is not None:  # nothing ran: the key is free for a retry
+            self.idempotency.release(state.claim)
+            state.claim = None
 
     # ------------------------------------------------------------------ after the run
 
@@ -290,7 +317,7 @@ class Governance:
             state.secrets_view = SecretsView(self.vault, context.subject, names)
             services["secrets"] = state.secrets_view
         if "identity" in declared:
-            services["identity"] = Identity(context.subject, context.user_context)
+            services["identity"] = Identity(context.subject, context.identities)
         if "audit" in declared:
             services["audit"] = PluginAudit(
                 self.audit.append,

@@ -131,18 +131,17 @@ class RateLimit:
 
 
 class Identity:
-    """``identity.lookup(kind)``: the caller's identities (``user_context.identities``)."""
+    """``identity.lookup(kind)``: the caller's linked identities as the surface vouched
+    for them (:attr:`CallContext.identities`) — never the body's ``user_context``, which
+    any client can fill with someone else's address."""
 
-    def __init__(self, subject: str | None, user_context: Mapping[str, Any]) -> None:
+    def __init__(self, subject: str | None, identities: Mapping[str, Any]) -> None:
         self.subject = subject
-        found = user_context.get("identities")
-        self._identities: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-        self._context = user_context
+        self._identities = identities
 
     def lookup(self, kind: str, value: Any = None) -> Any:
         del value  # Shu's signature; plugyard answers from the caller's own identities
-        found = self._identities.get(kind)
-        return found if found is not None else self._context.get(kind)
+        return self._identities.get(kind)
 
 
 class PluginAudit:

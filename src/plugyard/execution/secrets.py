@@ -106,6 +106,15 @@ class Redactor:
 
 
 def _variants(value: str) -> Iterable[str]:
+    """What a plugin might turn a secret into before it leaves: the value and its
+    reversal, each plain, base64 (standard and URL-safe, padded or not), hex and
+    URL-encoded, and for longer values their aligned pieces (see :func:`_pieces`)."""
+    for text in (value, value[::-1]):
+        yield from _encodings(text)
+        yield from _pieces(text)
+
+
+def _encodings(value: str) -> Iterable[str]:
     raw = value.encode("utf-8")
     yield value
     for encoded in (base64.b64encode(raw), base64.urlsafe_b64encode(raw)):
@@ -116,6 +125,22 @@ def _variants(value: str) -> Iterable[str]:
     yield raw.hex().upper()
     yield quote(value, safe="")
     yield quote_plus(value)
+
+
+#: Secrets shorter than this are not cut into pieces (a piece would be a common word).
+_PIECES_FROM = 16
+
+
+def _pieces(value: str) -> Iterable[str]:
+    """A secret split into parts must not leave whole either. The value is cut into
+    aligned pieces of ``c`` characters (``c`` a sixth of it, 8 to 32): any part of at
+    least ``2c - 1`` characters holds a whole piece, so each half of a value cut in two
+    is caught, and the pattern stays small even for a long key file."""
+    if len(value) < _PIECES_FROM:
+        return
+    size = max(8, min(32, len(value) // 6))
+    for start in range(0, len(value) - size + 1, size):
+        yield value[start : start + size]
 
 
 class SecretVault:

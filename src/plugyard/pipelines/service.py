@@ -24,6 +24,7 @@ from plugyard.pipelines.store import MemoryPipelineStore, PipelineStore, StoredP
 from plugyard.pipelines.trace import PipelineRun
 from plugyard.pipelines.validate import Validation, validate
 from plugyard.runtimes.base import CallContext
+from plugyard.store.keys import ADMIN_ROLE
 
 LOG = logging.getLogger("plugyard.pipelines")
 Source = str | bytes | Mapping[str, Any]
@@ -95,14 +96,18 @@ class PipelineService:
         *,
         pipeline: str | None = None,
         subject: str | None = None,
-        roles: Sequence[str] = (),
+        roles: Sequence[str] | None = None,
         request_id: str | None = None,
         timeout_ms: int | None = None,
         budgets: Mapping[str, Any] | None = None,
     ) -> PipelineRun:
         """Validate ``source`` and run it on ``input``. A pipeline that fails while it runs
         answers a run with ``status: error`` (its trace kept); only a document that does
-        not validate, or names no runnable pipeline, raises."""
+        not validate, or names no runnable pipeline, raises.
+
+        Who runs it is as the caller says (a server says it from the API key): with no
+        ``subject`` and no ``roles`` it is the embedding application itself, with the
+        ``admin`` role, as for ``Yard.call``."""
         if input is not None and not isinstance(input, Mapping):
             raise PipelineError("the input must be a JSON object", code="invalid_request")
         plan = self.checked(source).plan
@@ -110,7 +115,7 @@ class PipelineService:
         context = CallContext(
             request_id=request_id or new_request_id(),
             subject=subject,
-            roles=tuple(roles),
+            roles=tuple(roles) if roles is not None else _application(subject),
             budgets=dict(budgets or {}),
         )
         return await self.engine.run(
@@ -149,3 +154,7 @@ class PipelineService:
         if loaded.document is None:
             raise PipelineError("the document has faults", problems=loaded.faults)
         return mermaid(loaded.document, pipeline)
+
+
+def _application(subject: str | None) -> tuple[str, ...]:
+    return (ADMIN_ROLE,) if subject is None else ()

@@ -122,16 +122,21 @@ class ApprovalDesk:
         assert found is not None
         return found
 
+    def check(self, receipt: str, digest: str) -> ApprovalRow:
+        """The approval a receipt stands for, if it may be redeemed for this request now;
+        raises like :meth:`redeem`, but uses nothing up. The call path checks first and
+        redeems only once nothing else can refuse the call, so a refusal for another
+        reason (a missing secret, bad parameters) leaves the receipt for the retry."""
+        row = self._row(receipt, digest)
+        now = self._clock()
+        if row.state != "approved" or row.expires_at <= now:
+            self._refuse_redeem(row, now)
+        return row
+
     def redeem(self, receipt: str, digest: str) -> ApprovalRow:
         """Check a receipt against the request and use it up; answers the approval."""
-        if not _well_formed(receipt):
-            raise GovernanceError("not an approval receipt", code="invalid_receipt")
+        row = self._row(receipt, digest)
         hashed = receipt_hash(receipt)
-        row = self.repository.by_receipt(hashed)
-        if row is None or not hmac.compare_digest(row.request_digest, digest):
-            raise GovernanceError(
-                "the receipt is unknown or was issued for another request", code="invalid_receipt"
-            )
         now = self._clock()
         if (
             row.state == "approved"
@@ -141,6 +146,16 @@ class ApprovalDesk:
             return row
         self._refuse_redeem(self.repository.by_receipt(hashed) or row, now)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _row(self, receipt: str, digest: str) -> ApprovalRow:
+        if not _well_formed(receipt):
+            raise GovernanceError("not an approval receipt", code="invalid_receipt")
+        row = self.repository.by_receipt(receipt_hash(receipt))
+        if row is None or not hmac.compare_digest(row.request_digest, digest):
+            raise GovernanceError(
+                "the receipt is unknown or was issued for another request", code="invalid_receipt"
+            )
+        return row
 
     def list(self, state: str | None = "pending", limit: int = 100) -> list[ApprovalRow]:
         return self.repository.list(state, limit)

@@ -1,12 +1,13 @@
 """The policy in force: loaded from a file or through the API, kept in the store, and
 asked by the executor on every call.
 
-States: *none* (no policy was ever loaded: everything is allowed, except that an
-operation that declares ``requires_approval`` still waits for one), *active* (a
-document compiled by :class:`~plugyard.policy.rbac.Rbac`), *invalid* (the configured
-file or the stored document cannot be read: **everything is denied** until a valid
-document is loaded). A document loaded here applies to the very next call in this
-process; other replicas see it within ``refresh_s`` (they poll one integer).
+States: *starter* (no policy was ever loaded: the deny-by-default starter document of
+:mod:`plugyard.policy.starter` is in force — admins may do everything, readers may call
+read-only operations, nobody else anything), *active* (a loaded document compiled by
+:class:`~plugyard.policy.rbac.Rbac`), *invalid* (the configured file or the stored
+document cannot be read: **everything is denied** until a valid document is loaded). A
+document loaded here applies to the very next call in this process; other replicas see
+it within ``refresh_s`` (they poll one integer).
 
 Decisions are cached per policy version, subject and target: compiling a question into
 Casbin costs ~0.3 ms, a cached answer ~1 µs.
@@ -21,19 +22,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 from plugyard.errors import GovernanceError
-from plugyard.policy.base import ALLOW_ALL, Decision, Subject
+from plugyard.policy.base import Decision, Subject
 from plugyard.policy.document import Approvals, PolicyDocument, parse_document, parse_text
 from plugyard.policy.rbac import Rbac
+from plugyard.policy.starter import starter_document
 from plugyard.store.policies import PolicyRepository
 
 #: ``facts(plugin_id, operation)`` → (permissions the plugin requires, whether the
-#: operation requires approval), or ``None`` for an unknown plugin.
-Facts = Callable[[str, str], tuple[tuple[str, ...], bool] | None]
-State = Literal["none", "active", "invalid"]
+#: operation requires approval, the operation's effect), or ``None`` for an unknown one.
+Facts = Callable[[str, str], tuple[tuple[str, ...], bool, str] | None]
+State = Literal["starter", "active", "invalid"]
+#: What an unknown plugin or operation counts as: the strictest effect.
+_UNKNOWN: tuple[tuple[str, ...], bool, str] = ((), False, "destructive")
 _CACHE_LIMIT = 50_000
 
 
-def _no_facts(plugin_id: str, operation: str) -> tuple[tuple[str, ...], bool] | None:
+def _no_facts(plugin_id: str, operation: str) -> tuple[tuple[str, ...], bool, str] | None:
     del plugin_id, operation
     return None
 
@@ -42,13 +46,15 @@ def facts_from(find: Callable[[str], Any]) -> Facts:
     """:data:`Facts` read from a plugin lookup (the registry's ``find``): the Shu
     ``requires_permission()`` keys and the operation's ``requires_approval``."""
 
-    def facts(plugin_id: str, operation: str) -> tuple[tuple[str, ...], bool] | None:
+    def facts(plugin_id: str, operation: str) -> tuple[tuple[str, ...], bool, str] | None:
         plugin = find(plugin_id)
         if plugin is None:
             return None
         descriptor = plugin.descriptor
         op = descriptor.operation(operation)
-        return tuple(descriptor.permissions), bool(op is not None and op.requires_approval)
+        if op is None:
+            return (tuple(descriptor.permissions), False, "destructive")
+        return tuple(descriptor.permissions), op.requires_approval, op.effect
 
     return facts
 
@@ -71,8 +77,9 @@ class PolicyBook:
         self._clock = clock
         self._lock = threading.Lock()
         self._cache: dict[tuple[Any, ...], Decision] = {}
-        self._rbac: Rbac | None = None
-        self._state: State = "none"
+        self._starter = Rbac(starter_document())
+        self._rbac: Rbac | None = self._starter
+        self._state: State = "starter"
         self._problem: str | None = None
         self._seq = 0
         self._checked = time.monotonic()
@@ -88,8 +95,8 @@ class PolicyBook:
 
     @property
     def version(self) -> str:
-        if self._state == "active" and self._rbac is not None:
-            return self._rbac.version
+        if self._rbac is not None:
+            return self._rbac.version if self._state == "active" else "starter"
         return self._state
 
     @property
@@ -109,7 +116,7 @@ class PolicyBook:
 
     def ask(self, subject: Subject, plugin_id: str, operation: str, verb: str) -> Decision:
         self._maybe_refresh()
-        facts = self._facts(plugin_id, operation) or ((), False)
+        facts = self._facts(plugin_id, operation) or _UNKNOWN
         key = (self.version, subject, plugin_id, operation, verb, facts)
         found = self._cache.get(key)
         if found is not None:
@@ -122,8 +129,6 @@ class PolicyBook:
 
     def may_approve(self, approver: Subject, plugin_id: str, operation: str) -> Decision:
         """Whether ``approver`` may decide approvals of this operation."""
-        if self._state == "none":
-            return Decision("allow", "no policy configured: any other subject approves", "none")
         return self.ask(approver, plugin_id, operation, "approve")
 
     def visible(self, subject: Subject, plugin_id: str, operation: str) -> bool:
@@ -132,11 +137,12 @@ class PolicyBook:
 
     def egress(self, plugin_id: str, declared: tuple[str, ...] = ()) -> tuple[str, ...]:
         """Hosts ``host.http`` of this plugin may reach: the policy's ``egress`` entry;
-        with no policy, what the manifest's ``config.egress`` asks for; invalid: none."""
+        under the starter policy, what the manifest's ``config.egress`` asks for;
+        invalid: none."""
+        if self._state == "starter":
+            return declared
         document = self.document
-        if document is not None:
-            return document.egress.get(plugin_id, ())
-        return declared if self._state == "none" else ()
+        return document.egress.get(plugin_id, ()) if document is not None else ()
 
     def approval_settings(self) -> Approvals:
         document = self.document
@@ -178,23 +184,24 @@ class PolicyBook:
         plugin_id: str,
         operation: str,
         verb: str,
-        facts: tuple[tuple[str, ...], bool],
+        facts: tuple[tuple[str, ...], bool, str],
     ) -> Decision:
-        permissions, requires_approval = facts
-        if self._state == "invalid":
+        permissions, requires_approval, effect = facts
+        if self._state == "invalid" or self._rbac is None:
             return Decision("deny", f"the policy is invalid: {self._problem}", "invalid")
-        if self._state == "none" or self._rbac is None:
-            if requires_approval and verb == "call":
-                return Decision("allow_with_approval", "the operation requires approval", "none")
-            return ALLOW_ALL
-        return self._rbac.decide(
+        decision = self._rbac.decide(
             subject,
             plugin_id,
             operation,
             verb=verb,
             required_permissions=permissions,
             requires_approval=requires_approval,
+            operation_effect=effect,
         )
+        if self._state == "starter":
+            reason = f"{decision.reason} (the starter policy: no policy was loaded)"
+            return Decision(decision.outcome, reason, "starter")
+        return decision
 
     def _maybe_refresh(self) -> None:
         now = time.monotonic()

@@ -15,11 +15,13 @@ document with ``policy_invalid``)::
       - {to: "role:analyst", plugin: "mailer", operation: "send", effect: allow_with_approval}
       - {to: "*", plugin: "sqlite-query", effect: deny}
       - {to: "role:admin", plugin: "*", verb: approve, effect: allow}
+      - {to: "role:reader", operation_effect: read, effect: allow}
     approvals: {ttl_s: 3600, self_approval: false}
 
 Patterns (``plugin``, ``operation``) know one wildcard, ``*``, matching any run of
 characters. ``to`` names ``subject:<id>``, ``role:<name>`` or ``*`` (every known
 subject). ``action`` is a synonym of ``operation`` (a Shu action is an operation).
+``operation_effect`` narrows a grant to operations of one declared effect.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ FORMAT_VERSION = 1
 MAX_ROLE_DEPTH = 8
 Effect = Literal["allow", "deny", "allow_with_approval"]
 Verb = Literal["call", "approve", "*"]
+OperationEffect = Literal["read", "write", "destructive", "*"]
 
 
 class _Strict(BaseModel):
@@ -67,6 +70,9 @@ class Grant(_Strict):
     operation: str = "*"
     verb: Verb = "call"
     effect: Effect
+    #: Only operations of this effect (the manifest's ``effect``: read, write,
+    #: destructive); ``*`` for any. Lets a grant say "every read-only operation".
+    operation_effect: OperationEffect = "*"
 
     @model_validator(mode="before")
     @classmethod

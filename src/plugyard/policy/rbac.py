@@ -19,6 +19,7 @@ strictest one win:
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable
 from functools import cache
 
@@ -30,10 +31,10 @@ from plugyard.policy.document import Grant, PolicyDocument
 
 _MODEL = """
 [request_definition]
-r = sub, plugin, op, verb, kind
+r = sub, plugin, op, verb, kind, eff
 
 [policy_definition]
-p = sub, plugin, op, verb, kind, idx
+p = sub, plugin, op, verb, kind, eff, idx
 
 [role_definition]
 g = _, _
@@ -43,7 +44,8 @@ e = some(where (p.eft == allow))
 
 [matchers]
 m = r.kind == p.kind && (p.sub == "*" || g(r.sub, p.sub)) && wild(r.plugin, p.plugin) \
-&& wild(r.op, p.op) && (p.verb == "*" || r.verb == p.verb)
+&& wild(r.op, p.op) && (p.verb == "*" || r.verb == p.verb) \
+&& (p.eff == "*" || r.eff == p.eff)
 """
 _KINDS = ("deny", "allow_with_approval", "allow")
 
@@ -64,12 +66,13 @@ class Rbac:
     def __init__(self, document: PolicyDocument) -> None:
         self.document = document
         self.version = document.digest()
+        self._lock = threading.Lock()
         model = Model()
         model.load_model_from_text(_MODEL)
         self._enforcer = casbin.Enforcer(model)
         self._enforcer.add_function("wild", wildcard_match)
         rules = [
-            [g.to, g.plugin, g.operation, g.verb, g.effect, str(i)]
+            [g.to, g.plugin, g.operation, g.verb, g.effect, g.operation_effect, str(i)]
             for i, g in enumerate(document.grants, start=1)
         ]
         if rules:
@@ -115,11 +118,13 @@ class Rbac:
         verb: str = "call",
         required_permissions: Iterable[str] = (),
         requires_approval: bool = False,
+        operation_effect: str = "read",
     ) -> Decision:
         if not self.known(subject):
             return self._deny(f"unknown subject {subject.id!r}")
         principals = self._principals(subject)
-        deny = self._match(principals, plugin_id, operation, verb, "deny")
+        target = (plugin_id, operation, verb, operation_effect)
+        deny = self._match(principals, *target, "deny")
         if deny is not None:
             return self._deny(f"denied by grant #{deny}")
         if verb == "call":
@@ -127,12 +132,12 @@ class Rbac:
             missing = sorted(p for p in required_permissions if p not in held)
             if missing:
                 return self._deny(f"missing permission {missing[0]!r}")
-        approval = self._match(principals, plugin_id, operation, verb, "allow_with_approval")
+        approval = self._match(principals, *target, "allow_with_approval")
         if approval is not None:
             return Decision(
                 "allow_with_approval", f"approval required by grant #{approval}", self.version
             )
-        allow = self._match(principals, plugin_id, operation, verb, "allow")
+        allow = self._match(principals, *target, "allow")
         if allow is not None:
             reason = f"allowed by grant #{allow}"
         elif verb == "call" and f"plugin:{plugin_id}" in self.permissions_of(subject):
@@ -149,10 +154,23 @@ class Rbac:
         return [f"subject:{subject.id or 'anonymous'}", *(f"role:{r}" for r in subject.roles)]
 
     def _match(
-        self, principals: list[str], plugin_id: str, operation: str, verb: str, kind: str
+        self,
+        principals: list[str],
+        plugin_id: str,
+        operation: str,
+        verb: str,
+        effect: str,
+        kind: str,
     ) -> str | None:
         for principal in principals:
-            allowed, rule = self._enforcer.enforce_ex(principal, plugin_id, operation, verb, kind)
+            # One question at a time: the enforcer compiles its matcher with ast.parse,
+            # which is not safe across threads on CPython 3.11 (SystemError seen when
+            # several threads asked at once). Answers are cached above, so this lock is
+            # taken only on a cache miss.
+            with self._lock:
+                allowed, rule = self._enforcer.enforce_ex(
+                    principal, plugin_id, operation, verb, kind, effect
+                )
             if allowed:
                 return str(rule[-1]) if rule else "?"
         return None

@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace as copy_with
 from typing import TYPE_CHECKING, Any, get_args
 
-from plugyard.errors import NotFoundError, PlugyardError, RegistryError
+from plugyard.errors import ManifestError, NotFoundError, PlugyardError, RegistryError
+from plugyard.manifest.bindings import faults as binding_faults
 from plugyard.manifest.families import FAMILY_OF_TYPE
 from plugyard.manifest.model import Family, PluginDescriptor
 from plugyard.registry.intake import check_family, read_plugins
@@ -265,6 +266,9 @@ def _checked(plugin: RegisteredPlugin) -> RegisteredPlugin:
             f"plugin {plugin.id!r}: unknown source {plugin.source!r} or trust {plugin.trust!r}",
             code="invalid_request",
         )
+    undeclared = binding_faults(plugin.descriptor, plugin.trust)
+    if undeclared:
+        raise ManifestError(undeclared, path=plugin.location or "")
     digest = content_hash(plugin.descriptor)
     return plugin if plugin.content_hash == digest else copy_with(plugin, content_hash=digest)
 

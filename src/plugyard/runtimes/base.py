@@ -34,7 +34,14 @@ class ErrorInfo:
 
 @dataclass(frozen=True, slots=True)
 class CallContext:
-    """Who calls, and how. Read-only for plugins (DS003 runtime context)."""
+    """Who calls, and how. Read-only for plugins (DS003 runtime context).
+
+    ``subject``, ``roles``, ``permissions`` and ``identities`` are vouched for by the
+    surface that built the context — from the authenticated API key, or by the
+    application that embeds plugyard — and are what policy, bindings and
+    ``host.identity`` read. ``user_context`` is whatever the client sent: data for the
+    plugin, never a grant (a body saying ``permissions: [...]`` changes nothing).
+    """
 
     request_id: str
     subject: str | None = None
@@ -44,6 +51,11 @@ class CallContext:
     debug: bool = False
     budgets: Mapping[str, Any] = field(default_factory=dict)
     session: Mapping[str, Any] = field(default_factory=dict)
+    #: Shu permission strings (``plugin:<id>``) the surface vouches the subject holds.
+    permissions: tuple[str, ...] = ()
+    #: The subject's linked identities (``google_email`` → address), as the surface knows
+    #: them; ``identity:`` bindings and ``host.identity`` answer from these only.
+    identities: Mapping[str, str] = field(default_factory=dict)
 
     def as_plugin_context(self) -> dict[str, Any]:
         """The plain mapping handed to plugin code as ``context``."""

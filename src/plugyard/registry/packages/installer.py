@@ -30,7 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from plugyard.errors import PackageError
+from plugyard.errors import ManifestError, PackageError
+from plugyard.manifest.bindings import faults as binding_faults
 from plugyard.registry.model import Trust
 from plugyard.registry.packages.archive import Limits, extract
 from plugyard.registry.sources import load_manifest, manifest_of
@@ -308,4 +309,8 @@ def _plugins(files: Path, trust: Trust) -> list[str]:
         )
     if not result.plugins:
         raise PackageError(f"{manifest.name} declares no plugin", reason=MANIFEST_INVALID)
+    # The registry refuses these too; asking here keeps a refused package off the disk.
+    undeclared = [f for p in result.plugins for f in binding_faults(p.descriptor, trust)]
+    if undeclared:
+        raise ManifestError(undeclared, path=manifest.name)
     return [p.id for p in result.plugins]

@@ -45,15 +45,23 @@ class PackageManager:
         name: str | None = None,
     ) -> Installed:
         """Install (or upgrade) a package and register its plugins."""
+        before = {p.name for p in self.installer.installed()}
         package = self.installer.install(
             archive, trust=trust, allow_findings=allow_findings, name=name, vet=self._vet
         )
-        result = load_package(package)
-        if result.failures:
-            first = result.failures[0]
-            raise PackageError(f"{first.source}: {first.message}", reason="manifest_invalid")
-        plugins = [self.check(p) for p in result.plugins]
-        events = list(self.registry.register_many(plugins, replace=True))
+        try:
+            result = load_package(package)
+            if result.failures:
+                first = result.failures[0]
+                raise PackageError(f"{first.source}: {first.message}", reason="manifest_invalid")
+            plugins = [self.check(p) for p in result.plugins]
+            events = list(self.registry.register_many(plugins, replace=True))
+        except Exception:
+            # Refused after its files were put in place: a new package leaves nothing
+            # behind. (An upgrade keeps the new files; its old plugins stay registered.)
+            if package.name not in before:
+                self.installer.remove(package.name)
+            raise
         wanted = {p.id for p in plugins}
         for stale in self._held_by(package.name):
             if stale.id not in wanted:
