@@ -19,6 +19,9 @@ class Table:
     def find(self, plugin_id: str) -> RegisteredPlugin | None:
         return self.plugins.get(plugin_id)
 
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self.plugins)
+
     def add(self, descriptor: PluginDescriptor, **kw: Any) -> RegisteredPlugin:
         plugin = RegisteredPlugin.of(descriptor, "code")
         if kw:

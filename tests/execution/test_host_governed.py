@@ -184,3 +184,22 @@ def test_user_context_is_data_and_grants_nothing(table: Table, claims: dict[str,
     assert ran == []
     vouched = g.call("p", "go", {}, roles=("reader",), permissions=("plugin:p",))
     assert vouched.ok and ran == [1]  # the same permission, vouched by the surface, holds
+
+
+def test_unknown_names_get_a_suggestion_only_among_what_the_caller_may_call(
+    table: Table,
+) -> None:
+    runtime = HostRuntime()
+    table.add(descriptor("calculator", Operation(id="evaluate"), Operation(id="explain")))
+    table.add(descriptor("secret-admin-tool", Operation(id="go", effect="destructive")))
+    g = governed(table, runtime)
+    several = g.call("calculator", None, {})
+    assert several.error is not None and several.error.code == "operation_not_found"
+    assert "evaluate, explain" in several.error.message
+    typo = g.call("calculator", "evalute", {})
+    assert typo.error is not None and "'evaluate'" in typo.error.message
+    known = g.call("calculater", "evaluate", {}, roles=("reader",))
+    assert known.error is not None and known.error.code == "plugin_not_found"
+    assert "'calculator'" in known.error.message
+    hidden = g.call("secret-admin-tol", "go", {}, roles=("reader",))
+    assert hidden.error is not None and "secret-admin-tool" not in hidden.error.message

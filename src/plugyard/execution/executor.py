@@ -31,6 +31,7 @@ from plugyard.execution.payloads import MemoryPayloadStore, PayloadStore
 from plugyard.execution.result import Result
 from plugyard.execution.validation import SchemaError, Validators
 from plugyard.manifest.model import Operation
+from plugyard.manifest.nearest import close_matches, nearest
 from plugyard.policy.base import ALLOW_ALL, AllowAll, Decision, Policy, Subject
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import (
@@ -173,16 +174,11 @@ class Executor:
         request = call.request
         plugin = self._plugins.find(request.plugin_id)
         if plugin is None:
-            return _refuse("plugin_not_found", f"no plugin {request.plugin_id!r}")
+            return self._unknown_plugin(call)
         call.plugin = plugin
         operation = _operation(plugin, request.operation)
         if operation is None:
-            names = [op.id for op in plugin.descriptor.operations]
-            return _refuse(
-                "operation_not_found",
-                f"plugin {plugin.id!r} has no operation {request.operation!r}",
-                operations=names,
-            )
+            return _unknown_operation(plugin, request.operation)
         call.operation = operation
         if self._allow_all:
             decision = ALLOW_ALL  # the question is trivial; skip building a Subject
@@ -229,6 +225,25 @@ class Executor:
         if call.gov is not None and governance is not None:
             return governance.commit(call.gov)  # spends what the call consumes, last
         return None
+
+    def _unknown_plugin(self, call: _Call) -> Outcome:
+        """``plugin_not_found``, naming the nearest id the caller may call — never one it
+        may not (a suggestion must not reveal what a listing would hide)."""
+        wanted = call.request.plugin_id
+        message = f"no plugin {wanted!r}"
+        ids = getattr(self._plugins, "ids", None)
+        if callable(ids):
+            context = call.context
+            subject = Subject(context.subject, context.roles, context.permissions)
+            for guess in close_matches(wanted, ids()):
+                found = self._plugins.find(guess)
+                if found is not None and any(
+                    self._policy.decide(subject, guess, op.id, {}).outcome != "deny"
+                    for op in found.descriptor.operations
+                ):
+                    message += f" — did you mean {guess!r}?"
+                    break
+        return _refuse("plugin_not_found", message)
 
     def _begin(self, request: CallRequest) -> _Call:
         if not isinstance(request.params, Mapping):
@@ -452,6 +467,18 @@ def _refuse(code: str, message: str, **details: Any) -> Outcome:
     """A refusal by the call path itself (not by the plugin)."""
     status = "timeout" if code == "timeout" else "error"
     return Outcome(status=status, error=ErrorInfo(code, message, details))
+
+
+def _unknown_operation(plugin: RegisteredPlugin, name: str | None) -> Outcome:
+    names = [op.id for op in plugin.descriptor.operations]
+    listed = ", ".join(names)
+    if name is None:
+        message = f"plugin {plugin.id!r} has several operations: {listed} — name one"
+    else:
+        guess = nearest(name, names)
+        hint = f" — did you mean {guess!r}?" if guess else f" (it has: {listed})"
+        message = f"plugin {plugin.id!r} has no operation {name!r}{hint}"
+    return _refuse("operation_not_found", message, operations=names)
 
 
 def _no_runtime(target: Target) -> Outcome:

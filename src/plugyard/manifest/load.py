@@ -14,6 +14,7 @@ from typing import Any
 
 from plugyard.errors import ManifestError, Problem
 from plugyard.manifest.dialects import DIALECTS, Dialect
+from plugyard.manifest.hints import unknown_dialect_message
 from plugyard.manifest.model import PluginDescriptor
 from plugyard.manifest.pointer import pointer_join
 from plugyard.manifest.reading import ReadContext
@@ -93,12 +94,8 @@ def load_data(
         for base, entry in _entries(document):
             dialect = detect(entry)
             if dialect is None:
-                kind = type(entry).__name__ if not isinstance(entry, dict) else "mapping"
-                problems.append(
-                    Problem(
-                        "manifest_unknown_dialect", base, f"no dialect matches this {kind}", index
-                    )
-                )
+                message = unknown_dialect_message(entry)
+                problems.append(Problem("manifest_unknown_dialect", base, message, index))
                 continue
             ctx = ReadContext(index)
             ctx.sidecars = dict(sidecars or {})

@@ -26,6 +26,8 @@ OperationKind = Literal["call", "action"]
 
 #: The placement capability that puts a plugin under every capability section.
 ALL_CAPABILITIES = "ALL"
+#: The OLO engine's capability names, in pipeline order (custom names are allowed too).
+PIPELINE_CAPABILITIES = ("ACCESS", "MEMORY", "RETRIEVAL", "MODEL", "CACHING", "TOOL")
 
 #: Host capabilities of the Shu contract plus the ones DESIGN.md adds.
 HOST_CAPABILITIES: frozenset[str] = frozenset(

@@ -13,11 +13,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from plugyard.manifest.model import ALL_CAPABILITIES, PluginDescriptor, Role
+from plugyard.manifest.model import (
+    ALL_CAPABILITIES,
+    PIPELINE_CAPABILITIES,
+    PluginDescriptor,
+    Role,
+)
 
 UNDEFINED = "Undefined"
 #: The capability order of OLO's default engine configuration.
-DEFAULT_ORDER = ("ACCESS", "MEMORY", "RETRIEVAL", "MODEL", "CACHING", "TOOL")
+DEFAULT_ORDER = PIPELINE_CAPABILITIES
 CONTROL_ROLES: tuple[Role, ...] = ("CONDITION", "ITERATOR", "FORK", "JOIN")
 
 

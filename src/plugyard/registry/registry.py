@@ -192,6 +192,10 @@ class Registry:
         found = self._entries.get(plugin_id)
         return found if found is not None and found.family == wanted else None
 
+    def ids(self) -> tuple[str, ...]:
+        """Every registered id (for "did you mean" hints)."""
+        return tuple(self._entries)
+
     def list(self, family: str | None = None) -> tuple[RegisteredPlugin, ...]:
         """All plugins, or those of one family, ordered by id."""
         entries = self._entries

@@ -13,6 +13,8 @@ class Dialect(Protocol):
     canonical descriptor."""
 
     name: str
+    #: The top-level keys this dialect knows (for hints when no dialect matches).
+    keys: frozenset[str]
 
     def score(self, data: dict[str, Any]) -> int:
         """How strongly ``data`` looks like this dialect; 0 means not at all."""

@@ -14,6 +14,7 @@ SCHEMA_ID = "https://plugyard.dev/schemas/plugin-descriptor.schema.json"
 
 class CanonicalDialect:
     name = "canonical"
+    keys = frozenset(("$schema", *PluginDescriptor.model_fields))
 
     def score(self, data: dict[str, Any]) -> int:
         return 100 if data.get("$schema") == SCHEMA_ID else 0

@@ -49,6 +49,7 @@ _KEPT = frozenset({"ui", "tools", "health_check_url"})
 
 class HomeClawDialect:
     name = "homeclaw"
+    keys = frozenset(_ROOT_KEYS)
 
     def score(self, data: dict[str, Any]) -> int:
         kind = data.get("type")

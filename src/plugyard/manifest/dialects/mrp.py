@@ -45,6 +45,7 @@ _HINT_KEPT = ("evidenceStyle",)
 
 class MrpDialect:
     name = "mrp"
+    keys = KNOWN_KEYS
 
     def score(self, data: dict[str, Any]) -> int:
         return score(data)

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from plugyard.manifest.model import ROLES, Operation, PluginDescriptor, PythonRuntime
+from plugyard.manifest.model import (
+    ALL_CAPABILITIES,
+    PIPELINE_CAPABILITIES,
+    ROLES,
+    Operation,
+    PluginDescriptor,
+    PythonRuntime,
+)
+from plugyard.manifest.nearest import nearest
 from plugyard.manifest.params import list_to_schema, schema_to_list
 from plugyard.manifest.pointer import pointer_join, put
 from plugyard.manifest.reading import OVERLAY_KEY, ReadContext
@@ -35,6 +43,7 @@ _SIGNATURE = frozenset({"capability", "className", "scope", "inputs", "outputs",
 
 class OloDialect:
     name = "olo"
+    keys = frozenset((*_ROOT_KEYS, *_PLUGIN_KEYS, *_KEPT_KEYS, "scope"))
 
     def score(self, data: dict[str, Any]) -> int:
         plugin = data.get("plugin")
@@ -76,6 +85,12 @@ class OloDialect:
                 f"{p}/scope/capabilities",
                 "plugin.capability is the source of truth; scope.capabilities kept in x",
             )
+
+        if plugin.get("capability"):
+            _check_capability_names(capabilities, plugin["capability"], f"{p}/capability", ctx)
+        else:
+            written = scope.get("capabilities")
+            _check_capability_names(capabilities, written, f"{p}/scope/capabilities", ctx)
 
         role = ctx.text(scope.get("role"), f"{p}/scope/role") or "CAPABILITY_STAGE"
         if role.upper() in ROLES and role not in ROLES:
@@ -162,6 +177,25 @@ class OloDialect:
             if pointer not in {"/schemaVersion", _FLAT}:
                 put(doc, pointer, value)
         return doc
+
+
+def _check_capability_names(
+    names: tuple[str, ...] | list[str], written: Any, where: str, ctx: ReadContext
+) -> None:
+    """Custom capability ids are allowed (the seed says so), but one that is not a
+    configured name is worth a warning — ``MODLE`` would silently land under *Undefined*."""
+    for index, name in enumerate(names):
+        if name == ALL_CAPABILITIES or name in PIPELINE_CAPABILITIES:
+            continue
+        guess = nearest(name, PIPELINE_CAPABILITIES, cutoff=0.6)
+        hint = f"did you mean {guess!r}?" if guess else "a custom capability?"
+        pointer = pointer_join(where, index) if isinstance(written, list) else where
+        ctx.warn(
+            "unknown_capability",
+            pointer,
+            f"{name!r} is not a configured capability ({hint}); it is listed under "
+            "Undefined until a pipeline names it",
+        )
 
 
 DIALECT = OloDialect()

@@ -66,6 +66,7 @@ _MARKS = {
 
 class ShuDialect:
     name = "shu"
+    keys = frozenset(_ROOT_KEYS)
 
     def score(self, data: dict[str, Any]) -> int:
         capabilities = data.get("capabilities")
