@@ -91,13 +91,20 @@ def evaluate(
 ) -> tuple[dict[str, float], list[float]]:
     totals: dict[str, float] = {}
     times: list[float] = []
+    hits = kept = 0
     for item in queries:
         start = time.perf_counter()
         matches = service.search(item["query"], k=10)
         times.append((time.perf_counter() - start) * 1000)
         for key, value in scores([m.plugin_id for m in matches], item["relevant"]).items():
             totals[key] = totals.get(key, 0.0) + value
-    return {key: value / max(1, len(queries)) for key, value in totals.items()}, times
+        if matches and matches[0].plugin_id in item["relevant"]:
+            hits += 1
+            kept += matches[0].relevant
+    figures = {key: value / max(1, len(queries)) for key, value in totals.items()}
+    # The relevance floor (Filters(relevant_only=True)) must not hide a right answer.
+    figures["floor_kept@1"] = kept / max(1, hits)
+    return figures, times
 
 
 def open_service(
@@ -175,6 +182,7 @@ def print_table(out: dict[str, Any]) -> None:
     print("| " + " | ".join(cells) + " |\n")
     print(f"register {out['register_s']} s, index build {out['build_s']} s (embedding included)")
     print(f"search (k=10, embedding included): p50 {out['p50_ms']} ms, p95 {out['p95_ms']} ms")
+    print(f"correct top-1 matches above the relevance floor: {out['floor_kept@1']:.3f}")
     for section in out.get("synthetic", []):
         print(
             f"\nsynthetic {section['plugins']} plugins ({section['path']}): "

@@ -34,9 +34,19 @@ def test_list_filters_by_family_and_capability(tmp_path: Path) -> None:
     ids = [p["id"] for s in json.loads(out)["sections"] for p in s["plugins"]]
     assert code == 0
     assert ids == ["kb-lexical"]
-    code, out = run(tmp_path / "p.db", "plugins", "list", "--json", "--capability", "MODEL")
-    names = [s["capability"] for s in json.loads(out)["sections"]]
-    assert names == ["MODEL", "Undefined"]
+    code, out = run(tmp_path / "p.db", "plugins", "list", "--json", "--capability", "CACHING")
+    view = json.loads(out)
+    assert [s["capability"] for s in view["sections"]] == ["CACHING"] and view["control"] == []
+    caching = [p["id"] for p in view["sections"][0]["plugins"]]
+    assert "cache-memory" in caching and "calculator" not in caching
+
+
+def test_list_refuses_an_unknown_capability_with_the_nearest(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["--db", str(tmp_path / "p.db"), "plugins", "list", "--capability", "CACHNG"]
+    )
+    assert result.exit_code == 2 and "invalid_request" in result.output
+    assert "'CACHING'" in result.output
 
 
 def test_show_prints_the_canonical_descriptor(tmp_path: Path) -> None:

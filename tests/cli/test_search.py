@@ -19,7 +19,7 @@ def run(db: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, s
 
 
 def test_search_prints_ranked_plugins_with_operation_and_why(tmp_path: Path) -> None:
-    code, out, _ = run(tmp_path / "s.db", "search", "convert 10 km to miles", "-k", "2")
+    code, out, _ = run(tmp_path / "s.db", "search", "convert 10 km to miles", "-k", "2", "--all")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["1.", lines[0].split()[1], "unit-convert"]
@@ -29,25 +29,43 @@ def test_search_prints_ranked_plugins_with_operation_and_why(tmp_path: Path) -> 
 
 
 def test_search_json_lists_matches(tmp_path: Path) -> None:
-    code, out, _ = run(tmp_path / "s.db", "search", "what time is it in Tokyo", "--json")
+    code, out, _ = run(tmp_path / "s.db", "search", "what time is it in Tokyo", "--json", "--all")
     matches = json.loads(out)
     assert code == 0
     assert matches[0]["plugin"] == "time-zones"
     assert len(matches) == 5
+    code, out, _ = run(tmp_path / "s.db", "search", "what time is it in Tokyo", "--json")
+    floored = json.loads(out)
+    assert floored[0]["plugin"] == "time-zones" and all(m["relevant"] for m in floored)
     assert set(matches[0]) >= {"plugin", "operation", "score", "why", "family", "available"}
 
 
 def test_search_filters_by_family_and_capability(tmp_path: Path) -> None:
-    code, out, _ = run(tmp_path / "s.db", "search", "notes", "--family", "kb", "--json")
+    code, out, _ = run(tmp_path / "s.db", "search", "notes", "--family", "kb", "--json", "--all")
     assert code == 0
     assert [m["plugin"] for m in json.loads(out)] == ["kb-lexical"]
     code, out, _ = run(
-        tmp_path / "s.db", "search", "cache", "--capability", "CACHING", "-k", "10", "--json"
+        tmp_path / "s.db",
+        "search",
+        "cache",
+        "--capability",
+        "CACHING",
+        "-k",
+        "10",
+        "--json",
+        "--all",
     )
     found = {m["plugin"] for m in json.loads(out)}
     assert code == 0
     assert {"cache-memory", "observer-passthrough"} <= found  # ALL stands under CACHING
     assert "calculator" not in found
+
+
+def test_search_says_nothing_relevant_instead_of_the_nearest_k(tmp_path: Path) -> None:
+    code, out, _ = run(tmp_path / "s.db", "search", "weather in lisbon")
+    assert code == 0 and out.startswith("nothing relevant")
+    code, out, _ = run(tmp_path / "s.db", "search", "weather in lisbon", "--json")
+    assert json.loads(out) == []
 
 
 @pytest.mark.parametrize(

@@ -56,3 +56,17 @@ def test_a_restart_embeds_nothing_and_another_embedder_embeds_everything(tmp_pat
         again = y.discovery.start()
         assert again.embedded == len(y.discovery.index)
         assert y.search("convert km to miles", k=1)[0].plugin_id == "unit-convert"
+
+
+def test_the_relevance_floor_says_nothing_relevant_for_what_no_plugin_does(
+    tmp_path: Path,
+) -> None:
+    """The bundled catalog has no weather, mail or music plugin: with the floor the
+    answer is empty; without it, the nearest k as before."""
+    with yard(tmp_path, "minilm") as y:
+        floor = Filters(relevant_only=True)
+        for request in ("weather in lisbon", "send an email to bob", "play some music"):
+            assert y.search(request, k=3, filters=floor) == []
+            assert len(y.search(request, k=3)) == 3
+        kept = y.search("convert 3 km to miles", k=3, filters=floor)
+        assert kept and kept[0].plugin_id == "unit-convert" and kept[0].relevant

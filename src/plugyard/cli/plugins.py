@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from plugyard.errors import PlugyardError
 from plugyard.manifest.model import FAMILIES
 from plugyard.registry.listing import grouped, summary
 from plugyard.yard import Settings, Yard
@@ -37,7 +38,11 @@ def list_command(
     """Plugins grouped as the OLO palette does: by capability (ALL under every section),
     an Undefined section, and control components by role."""
     with open_yard(ctx) as yard:
-        listing = grouped(yard.registry.list(family), capabilities or None)
+        try:
+            listing = grouped(yard.registry.list(family), only=capabilities or None)
+        except PlugyardError as exc:
+            click.echo(f"{exc.code}: {exc.message}", err=True)
+            sys.exit(2)
         sections, control = listing["sections"], listing["control"]
         if as_json:
             click.echo(json.dumps({"sections": sections, "control": control}, indent=2))

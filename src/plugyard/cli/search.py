@@ -32,6 +32,12 @@ def _fail(error: PlugyardError | ValueError, as_json: bool) -> None:
 @click.option("--family", type=click.Choice(FAMILIES), help="Only plugins of this family.")
 @click.option("--capability", help="Only plugins a pipeline may place under this capability.")
 @click.option("--include-unavailable", is_flag=True, help="Also plugins that cannot run now.")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Also matches under the relevance floor (the nearest k).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the matches as JSON.")
 @click.pass_context
 def search_command(
@@ -41,10 +47,18 @@ def search_command(
     family: str | None,
     capability: str | None,
     include_unavailable: bool,
+    show_all: bool,
     as_json: bool,
 ) -> None:
-    """The plugins that best match QUERY, each with its best operation and why."""
-    filters = Filters(family=family, capability=capability, include_unavailable=include_unavailable)
+    """The plugins that best match QUERY, each with its best operation and why. Matches
+    under the relevance floor are left out unless --all: an empty answer means that
+    nothing registered looks relevant."""
+    filters = Filters(
+        family=family,
+        capability=capability,
+        include_unavailable=include_unavailable,
+        relevant_only=not show_all,
+    )
     try:
         with open_yard(ctx) as yard:
             matches = yard.search(query, k, filters)
@@ -55,7 +69,10 @@ def search_command(
         click.echo(json.dumps([m.to_dict() for m in matches], indent=2, ensure_ascii=False))
         return
     if not matches:
-        click.echo("no plugin matches (the registry is empty, or the filters exclude all)")
+        if show_all:
+            click.echo("no plugin matches (the registry is empty, or the filters exclude all)")
+        else:
+            click.echo(f"nothing relevant to {query!r} (--all shows the nearest plugins anyway)")
     for rank, match in enumerate(matches, 1):
         target = match.plugin_id + (f" {match.operation}" if match.operation else "")
         click.echo(f"{rank:>2}. {match.score:6.2f}  {target:<36} {match.plugin.descriptor.name}")

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -44,13 +45,44 @@ def l2_normalise(vectors: NDArray[np.floating]) -> Vectors:
     return np.ascontiguousarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
+@dataclass(frozen=True, slots=True)
+class Floor:
+    """When a match counts as relevant (``Filters(relevant_only=True)``). Cosines mean
+    different things to different models, so each embedder that knows its scale names
+    its floor; one without (a remote model) has none, and every match counts.
+
+    A match is relevant when its dense cosine reaches ``alone``, or when query words
+    match it well above the catalog (``keywords_sigma``) with a cosine of at least
+    ``with_keywords``."""
+
+    alone: float | None
+    with_keywords: float
+    keywords_sigma: float = 1.5
+
+    def admits(self, cosine: float, lexical_sigma: float, has_terms: bool) -> bool:
+        if self.alone is not None and cosine >= self.alone:
+            return True
+        return has_terms and lexical_sigma >= self.keywords_sigma and cosine >= self.with_keywords
+
+
+def floor_of(embedder: Any) -> Floor | None:
+    """The floor of ``embedder`` (or of the one it wraps), ``None`` when it names none."""
+    found = getattr(embedder, "relevance_floor", None)
+    if found is None and hasattr(embedder, "inner"):
+        return floor_of(embedder.inner)
+    return found if isinstance(found, Floor) else None
+
+
 class HashingEmbedder:
     """Signed feature hashing of words and character trigrams.
 
     Deterministic across processes (blake2b, not Python's salted `hash`) and
     needs only numpy, so tests get stable vectors without a model. Lexical
-    overlap is all it captures; it is not a semantic model.
+    overlap is all it captures; it is not a semantic model — so its cosine alone never
+    makes a match relevant (trigram overlap gives unrelated texts 0.2-0.3).
     """
+
+    relevance_floor = Floor(alone=None, with_keywords=0.0)
 
     def __init__(self, dim: int = 256, char_ngrams: int = 3) -> None:
         if dim <= 0:

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from plugyard.discovery import fusion
 from plugyard.discovery.documents import FIELDS, Document
-from plugyard.discovery.embedders import Embedder, Vectors
+from plugyard.discovery.embedders import Embedder, Vectors, floor_of
 from plugyard.discovery.fusion import Scores
 from plugyard.discovery.lexical import FieldedBM25, content_words
 from plugyard.discovery.vectors import HnswIndex, VectorRows, top_k
@@ -37,6 +37,8 @@ class Match:
     dense: float  # standard deviations above the catalog mean, dense channel
     lexical: float  # same, BM25 channel
     terms: tuple[str, ...]  # stemmed query terms found in the document
+    cosine: float = 1.0  # the raw dense similarity
+    relevant: bool = True  # clears the embedder's relevance floor (embedders.Floor)
 
     @property
     def why(self) -> str:
@@ -57,6 +59,7 @@ class HybridIndex:
         query_view: bool = True,
     ) -> None:
         self.embedder = embedder
+        self._floor = floor_of(embedder)
         self.lexical_weight = lexical_weight
         self.query_view = query_view
         self.ann_threshold = ann_threshold
@@ -195,15 +198,17 @@ class HybridIndex:
 
     def _channels(
         self, query: str, qv: Vectors, rows: NDArray[np.int64] | None
-    ) -> tuple[Scores, Scores]:
-        """z-scored dense and lexical scores, over `rows` or every row."""
+    ) -> tuple[Scores, Scores, Scores]:
+        """z-scored dense and lexical scores, and the raw dense ones, over `rows` or
+        every row."""
         lexical = self._lexical.scores(query)
         lex_z = fusion.zscore(lexical, float(lexical.mean()), float(lexical.std()))
         mean, std = self._vectors.score_stats(qv)
         if rows is None:
-            return fusion.zscore(self._vectors.scores(qv), mean, std), lex_z
+            dense = self._vectors.scores(qv)
+            return fusion.zscore(dense, mean, std), lex_z, dense
         dense = self._vectors.matrix[rows] @ qv
-        return fusion.zscore(dense, mean, std), lex_z[rows]
+        return fusion.zscore(dense, mean, std), lex_z[rows], dense
 
     def search(
         self,
@@ -228,20 +233,24 @@ class HybridIndex:
             pool += [top_k(self._lexical.scores(q), self.candidates) for q in queries]
             rows = np.unique(np.concatenate(pool))
         channels = [self._channels(q, qv, rows) for q, qv in zip(queries, qvs, strict=True)]
-        fused = [fusion.convex(d, lx, self.lexical_weight) for d, lx in channels]
+        fused = [fusion.convex(d, lx, self.lexical_weight) for d, lx, _ in channels]
         final = fusion.combine_parts(fused[0], fused[1:])
-        dense_z, lex_z = channels[0]
+        dense_z, lex_z, raw = channels[0]
         picked = self._pick(final, rows, k, allowed)
         out = []
         for i in picked:
             row = int(rows[i]) if rows is not None else i
+            terms = tuple(self._lexical.matched_terms(row, query))
             out.append(
                 Match(
                     doc_id=self._ids[row],
                     score=float(final[i]),
                     dense=float(dense_z[i]),
                     lexical=float(lex_z[i]),
-                    terms=tuple(self._lexical.matched_terms(row, query)),
+                    terms=terms,
+                    cosine=float(raw[i]),
+                    relevant=self._floor is None
+                    or self._floor.admits(float(raw[i]), float(lex_z[i]), bool(terms)),
                 )
             )
         return out

@@ -50,6 +50,9 @@ class Filters:
     capability: str | None = None
     include_unavailable: bool = False
     can_see: CanSee = allow_all
+    #: Only matches above the relevance floor (``Match.relevant``): an empty answer then
+    #: means "nothing relevant", not "the first k, however far".
+    relevant_only: bool = False
 
     def families(self) -> frozenset[str] | None:
         if self.family is None:
@@ -81,6 +84,7 @@ class Match:
     operation: str | None
     score: float
     why: str
+    relevant: bool = True
 
     @property
     def plugin_id(self) -> str:
@@ -93,6 +97,7 @@ class Match:
             "operation": self.operation,
             "score": round(self.score, 4),
             "why": self.why,
+            "relevant": self.relevant,
             "name": d.name,
             "family": d.family,
             "description": d.description,

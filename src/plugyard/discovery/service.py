@@ -171,6 +171,8 @@ class DiscoveryService:
                 hits = index.search(text, fetch, allowed)
                 matches = self._aggregate(index, hits, want, visible)
                 if len(matches) >= want or fetch >= total or len(hits) < fetch:
+                    if filters.relevant_only:
+                        return [m for m in matches if m.relevant]
                     return matches
                 fetch = min(total, fetch * 4)
         return []
@@ -204,7 +206,7 @@ class DiscoveryService:
                     why = f"plugin: {why}; its only operation {operation!r}"
                 else:
                     why = f"plugin: {why}"
-            out.append(Match(plugin, operation, hit.score, why))
+            out.append(Match(plugin, operation, hit.score, why, hit.relevant))
         return out
 
     def tools_for(
