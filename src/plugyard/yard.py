@@ -8,6 +8,7 @@ runtime check and refine what it will run, and wires the executor — the one ca
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,7 @@ from plugyard.pipelines.service import PipelineService
 from plugyard.pipelines.store_sql import SqlPipelineStore
 from plugyard.policy.base import Subject
 from plugyard.policy.book import PolicyBook, facts_from
+from plugyard.registry import external_file
 from plugyard.registry.catalog import CatalogSource
 from plugyard.registry.entrypoints import EntryPointSource
 from plugyard.registry.intake import read_plugins
@@ -83,6 +85,9 @@ class Settings:
     # Installed plugin packages (docs/packages.md); None → PLUGYARD_PACKAGES_DIR, else a
     # ``packages`` folder beside the SQLite file (./.plugyard/packages by default).
     packages_dir: Path | None = None
+    # HomeClaw's file of external registrations (registry/external_file.py); None →
+    # PLUGYARD_EXTERNAL_PLUGINS_FILE, else external_plugins.json beside the packages.
+    external_plugins_file: Path | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -111,8 +116,14 @@ class Settings:
             packages_dir=Path(env["PLUGYARD_PACKAGES_DIR"])
             if env.get("PLUGYARD_PACKAGES_DIR")
             else None,
+            external_plugins_file=Path(env["PLUGYARD_EXTERNAL_PLUGINS_FILE"])
+            if env.get("PLUGYARD_EXTERNAL_PLUGINS_FILE")
+            else None,
         )
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
+
+
+_log = logging.getLogger("plugyard.yard")
 
 
 @dataclass(frozen=True)
@@ -307,7 +318,33 @@ class Yard:
                 )
             plugin = RegisteredPlugin.of(descriptor, "external", trust="untrusted", dialect=dialect)
             plugins.append(check(plugin, self.runtimes))
-        return self.registry.register_many(plugins, replace=True)
+        events = self.registry.register_many(plugins, replace=True)
+        if events:
+            self._mirror_external()
+        return events
+
+    async def sync_external_file(self) -> tuple[RegistryEvent, ...]:
+        """HomeClaw's persistence (registry/external_file.py): register what the file
+        holds and the store lacks, each body under the API's checks (one refused body is
+        logged and skipped), then write the file again from the store."""
+        path = external_plugins_path(self.settings)
+        if path is None:
+            return ()
+        events: list[RegistryEvent] = []
+        for index, body in enumerate(external_file.read_bodies(path)):
+            try:
+                events.extend(await self.register_external(body))
+            except PlugyardError as exc:
+                _log.warning("%s: registration #%d refused: %s: %s",
+                             path, index, exc.code, exc.message)  # fmt: skip
+        self._mirror_external()
+        return tuple(events)
+
+    def _mirror_external(self) -> None:
+        path = external_plugins_path(self.settings)
+        if path is not None:
+            external = [p for p in self.registry.list() if p.source == "external"]
+            external_file.write(path, external)
 
     def mcp_tool_pins(self, plugin_id: str | None = None) -> list[ToolPin]:
         """The pinned and last seen definition hash of every MCP tool (docs/mcp.md)."""
@@ -351,7 +388,9 @@ class Yard:
                 f"plugin {plugin_id!r} comes from a {held.source} source, not a registration",
                 code="permission_denied",
             )
-        return self.registry.unregister(plugin_id)
+        event = self.registry.unregister(plugin_id)
+        self._mirror_external()
+        return event
 
     @cached_property
     def pipelines(self) -> PipelineService:
@@ -435,6 +474,15 @@ def packages_root(settings: Settings) -> Path | None:
     if database in ("", ":memory:"):
         return None
     return Path(database).parent / "packages"
+
+
+def external_plugins_path(settings: Settings) -> Path | None:
+    """Where external registrations are mirrored; ``None`` for an in-memory store
+    without a setting."""
+    if settings.external_plugins_file is not None:
+        return settings.external_plugins_file
+    packages = packages_root(settings)
+    return None if packages is None else packages.parent / "external_plugins.json"
 
 
 def _egress(policy: PolicyBook) -> Callable[[RegisteredPlugin], tuple[str, ...]]:

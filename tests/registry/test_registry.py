@@ -396,3 +396,25 @@ def test_the_rules_are_judged_against_the_store_not_a_stale_copy(database_url: s
         with pytest.raises(PlugyardError) as caught:
             second.register(plugin("weather", source="external"))
         assert code_of(caught) == "duplicate_plugin"
+
+
+def test_refresh_announces_what_another_process_changed_in_the_store(tmp_path: Path) -> None:
+    url = str(tmp_path / "shared.db")
+    with Store.open(url) as first, Store.open(url) as second:
+        writer, reader = Registry.over(first), Registry.over(second)
+        reader.load()
+        heard = Recorder()
+        reader.subscribe(heard)
+        writer.register(plugin("alpha"))
+        writer.register(plugin("beta"))
+        events = reader.refresh()
+        assert [(e.kind, e.plugin_id) for e in events] == [
+            ("registered", "alpha"),
+            ("registered", "beta"),
+        ]
+        assert reader.find("alpha") is not None and len(heard.events) == 2
+        writer.unregister("alpha")
+        writer.register(replace(plugin("beta"), descriptor=descriptor("beta", version="2.0.0")))
+        kinds = [(e.kind, e.plugin_id) for e in reader.refresh()]
+        assert kinds == [("removed", "alpha"), ("updated", "beta")]
+        assert reader.refresh() == ()

@@ -146,3 +146,41 @@ def test_a_registration_that_is_not_an_object_is_invalid(
     headers = {**_h(admin_key), "Content-Type": "application/json"}
     response = client.post("/api/plugins/register", content=body, headers=headers)
     assert response.status_code == 400 and _code(response) == "invalid_request"
+
+
+def test_external_registrations_are_mirrored_to_homeclaws_file_and_read_back(
+    tmp_path: Path, plugin_server: PluginServer
+) -> None:
+    import json
+
+    from plugyard.errors import ManifestError
+    from plugyard.yard import external_plugins_path
+
+    settings = yard_settings(tmp_path / "first.db", plugin_server)
+    file = external_plugins_path(settings)
+    assert file == tmp_path / "external_plugins.json"
+    with Yard.from_settings(settings) as first:
+        asyncio.run(first.register_external(registration(plugin_server, "remote")))
+        asyncio.run(first.register_external(registration(plugin_server, "other")))
+        first.unregister_external("other")
+    written = json.loads(file.read_text())
+    assert [body.get("plugin_id", body.get("id")) for body in written["plugins"]] == ["remote"]
+    assert written["plugins"][0]["health_check_url"].endswith("/health")
+    # A HomeClaw user's file, and a store that never saw it.
+    fresh = replace_db(settings, tmp_path / "second.db", file)
+    with Yard.from_settings(fresh) as second:
+        assert second.registry.find("remote") is None
+        events = asyncio.run(second.sync_external_file())
+        assert [(e.kind, e.plugin_id) for e in events] == [("registered", "remote")]
+        assert second.registry.require("remote").source == "external"
+        assert asyncio.run(second.sync_external_file()) == ()  # nothing new the second time
+    file.write_text("{not json")
+    with Yard.from_settings(fresh) as third, pytest.raises(ManifestError) as caught:
+        asyncio.run(third.sync_external_file())
+    assert caught.value.code == "manifest_syntax"
+
+
+def replace_db(settings: object, db: Path, file: Path) -> object:
+    from dataclasses import replace
+
+    return replace(settings, database=str(db), external_plugins_file=file)  # type: ignore[type-var]

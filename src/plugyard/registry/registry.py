@@ -80,6 +80,29 @@ class Registry:
             self._entries = entries
         return tuple(failures)
 
+    def refresh(self) -> tuple[RegistryEvent, ...]:
+        """Read the store again and announce what changed there since this view was
+        read — by another process on the same database (a CLI beside a server, another
+        replica). Unlike :meth:`load`, listeners hear of every difference, so the search
+        index follows."""
+        with self._lock:
+            before = self._entries
+            self.load()
+            after = self._entries
+            events: list[RegistryEvent] = []
+            for plugin_id in sorted(before.keys() | after.keys()):
+                old, new = before.get(plugin_id), after.get(plugin_id)
+                if new is None and old is not None:
+                    events.append(RegistryEvent("removed", plugin_id, None, old))
+                elif old is None and new is not None:
+                    events.append(RegistryEvent("registered", plugin_id, new, None))
+                elif (
+                    old is not None and new is not None and not to_row(old).same_entry(to_row(new))
+                ):
+                    events.append(RegistryEvent("updated", plugin_id, new, old))
+            self._emit(events)
+        return tuple(events)
+
     # writes -------------------------------------------------------------------------
 
     def register(self, plugin: RegisteredPlugin, *, replace: bool = False) -> RegistryEvent | None:
