@@ -29,7 +29,12 @@ class Outcome:
 
 
 def config(
-    key: str, *, examples: int, seed: int, operations: list[dict[str, Any]] | None = None
+    key: str,
+    *,
+    examples: int,
+    seed: int,
+    operations: list[dict[str, Any]] | None = None,
+    parameters: dict[str, Any] | None = None,
 ) -> SchemathesisConfig:
     """Strict: all phases, both generation modes, every check; fixed seed, no example
     database and no cache, so a run depends on the code only."""
@@ -41,11 +46,20 @@ def config(
             "continue-on-failure": True,
             "cache": {"enabled": False},
             "generation": {"mode": "all", "max-examples": examples, "database": "none"},
-            "phases": {phase: {"enabled": True} for phase in PHASES},
+            "phases": {
+                **{phase: {"enabled": True} for phase in PHASES},
+                "coverage": {"enabled": True, "generate-duplicate-query-parameters": True},
+            },
             "checks": {"enabled": True},
             "operations": operations or [],
+            "parameters": parameters or {},
         }
     )
+
+
+def only(path_regex: str) -> dict[str, Any]:
+    """An ``operations`` entry that leaves out every path not matching ``path_regex``."""
+    return {"exclude-path-regex": path_regex, "enabled": False}
 
 
 def run(app: FastAPI, settings: SchemathesisConfig) -> Outcome:

@@ -9,8 +9,11 @@ Documented exceptions, each asserted where it applies:
   and the answer must then be a result envelope carrying one of ``PLUGIN_FAILURES`` (or
   the Shu contract's ``output_validation_error`` envelope);
 - a document no JSON Schema can judge whole (a manifest, a policy, a pipeline, a package
-  zip) is read by its own reader, so a schema-valid one may still be refused — with 422
-  and that reader's code only (docs/server.md, "Documents").
+  zip, an execute's parameters) is read by its own reader, so a schema-valid one may
+  still be refused — with 422 and that reader's code only (docs/server.md, "Documents").
+
+The same strict run is made again on the execute routes with real plugins, so calls get
+past ``plugin_not_found`` to the executor.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from plugyard.server import ServerSettings, create_app
 from plugyard.yard import Settings, Yard
 
 from .conftest import PLUGINS
-from .strict_run import config, run
+from .strict_run import Outcome, config, only, run
 
 #: Examples per operation and mode in the fuzzing phase (coverage and stateful add theirs).
 EXAMPLES = 15
@@ -36,6 +39,8 @@ PLUGIN_FAILURES = {"plugin_error", "invalid_output", "timeout", "plugin_unavaila
 _EXECUTE = r"/execute(/stream)?$"
 #: The operations whose body a reader judges beyond its schema, and the codes it answers.
 DOCUMENT_CODES: dict[str, tuple[str, ...]] = {
+    "POST /api/v1/plugins/{plugin_id}/execute": ("invalid_parameters",),
+    "POST /api/v1/plugins/{plugin_id}/execute/stream": ("invalid_parameters",),
     "POST /api/v1/plugins/register": ("manifest_", "unsupported_type"),
     "POST /api/plugins/register": ("manifest_", "unsupported_type"),
     "PUT /api/v1/policy": ("policy_invalid",),
@@ -96,7 +101,10 @@ def documents_are_refused_by_their_reader(
     body = response.json()
     code = _error_code(body)
     assert code is not None and code.startswith(prefixes), response.text
-    assert body["error"]["error_id"].startswith("ERR-"), response.text
+    if "error_id" in body["error"]:
+        assert body["error"]["error_id"].startswith("ERR-"), response.text
+    else:  # an execute's result envelope: every fault with its pointer
+        assert body["request_id"] and body["error"]["details"]["errors"], response.text
     return True
 
 
@@ -109,11 +117,25 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FastAPI, 
         yield create_app(yard, ServerSettings(health_checks=False)), key
 
 
-def test_the_api_honours_its_openapi_document(fuzzed: tuple[FastAPI, str]) -> None:
-    app, key = fuzzed
-    outcome = run(app, config(key, examples=EXAMPLES, seed=SEED, operations=_operations()))
+def _assert_clean(outcome: Outcome) -> None:
     print(f"{outcome.cases} requests in {outcome.seconds:.1f} s")
     assert not outcome.errors, "\n".join(outcome.errors)
     assert not outcome.failures, f"{len(outcome.failures)} mismatches:\n" + "\n".join(
         outcome.failures
     )
+
+
+def test_the_api_honours_its_openapi_document(fuzzed: tuple[FastAPI, str]) -> None:
+    app, key = fuzzed
+    _assert_clean(run(app, config(key, examples=EXAMPLES, seed=SEED, operations=_operations())))
+
+
+@pytest.mark.parametrize("plugin", ["calculator", "liar", "mailer"])
+def test_calls_that_reach_a_plugin_honour_the_document(
+    fuzzed: tuple[FastAPI, str], plugin: str
+) -> None:
+    app, key = fuzzed
+    operations = [only(_EXECUTE), *_operations()]
+    pinned = {"plugin_id": plugin}
+    settings = config(key, examples=EXAMPLES, seed=SEED, operations=operations, parameters=pinned)
+    _assert_clean(run(app, settings))
