@@ -8,15 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import jsonschema_rs
 import pytest
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from plugyard.server import members
-from plugyard.server.inputs import ExecuteBody
-from plugyard.server.routes import execute
 
 
 def h(key: str, **extra: str) -> dict[str, str]:
@@ -270,29 +263,3 @@ def test_a_pipeline_refusal_lists_its_problems(client: TestClient, admin_key: st
     reply = client.put("/api/v1/pipelines/p", json={}, headers=h(admin_key))
     assert refusal(reply)[:2] == (422, "pipeline_invalid")
     assert reply.json()["error"]["details"]["problems"][0]["pointer"] == ""
-
-
-# ------------------------------------------- the hand-read execute body is its schema
-
-
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                max_size=3),
-    max_leaves=8,
-)  # fmt: skip
-_MEMBERS = st.sampled_from(list(ExecuteBody.model_fields))
-_BODIES = st.dictionaries(_MEMBERS | st.text(max_size=5), _JSON, max_size=6) | _JSON
-_SCHEMA = jsonschema_rs.validator_for(ExecuteBody.model_json_schema())
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
-@given(body=_BODIES)
-def test_the_execute_reader_judges_a_body_as_its_schema_does(body: Any) -> None:
-    try:
-        members.read(body, execute._MEMBERS)
-        accepted = True
-    except members.InvalidRequest:
-        accepted = False
-    assert accepted == _SCHEMA.is_valid(body), body
