@@ -108,6 +108,13 @@ def test_a_bad_query_value_is_refused_with_its_pointer(
     assert refusal(reply) == (400, "invalid_request", [pointer])
 
 
+@pytest.mark.parametrize("count", ["1_0", " 1", "1.0", "1e1"])
+def test_a_query_integer_is_its_digits(client: TestClient, admin_key: str, count: str) -> None:
+    reply = client.get("/api/v1/audit", params={"count": count}, headers=h(admin_key))
+    assert refusal(reply) == (400, "invalid_request", ["/query/count"])
+    assert client.get("/api/v1/audit?count=%2B5", headers=h(admin_key)).status_code == 200
+
+
 def test_a_one_value_query_parameter_given_twice_is_refused(
     client: TestClient, admin_key: str
 ) -> None:

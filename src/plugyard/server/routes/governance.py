@@ -24,7 +24,7 @@ from plugyard.policy.base import Subject
 from plugyard.policy.document import PolicyDocument
 from plugyard.server.auth import admin, caller
 from plugyard.server.errors import json_response
-from plugyard.server.inputs import ActionBody, Strict, schema_of
+from plugyard.server.inputs import DIGITS, ActionBody, Strict, schema_of
 from plugyard.server.routes.documented import (
     IDEMPOTENCY_KEY_MAX,
     IDEMPOTENCY_KEY_TEXT,
@@ -205,7 +205,7 @@ async def perform(
 async def audit_tail(
     request: Request,
     _: Annotated[Principal, Depends(admin)],
-    count: Annotated[int, Query(ge=1, le=1000)] = 20,
+    count: Annotated[int, Query(ge=1, le=1000), DIGITS] = 20,
 ) -> Response:
     return json_response([r.to_dict() for r in _admin(request).tail(count)])
 

@@ -15,7 +15,7 @@ from plugyard.manifest.model import Family
 from plugyard.server.auth import caller
 from plugyard.server.bodies import SearchReply, ToolsReply
 from plugyard.server.errors import json_response
-from plugyard.server.inputs import CapabilityName, SearchText
+from plugyard.server.inputs import DIGITS, CapabilityName, SearchText
 from plugyard.server.routes.documented import KEYED, errors_doc
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
@@ -50,7 +50,7 @@ async def search(
     request: Request,
     principal: Annotated[Principal, Depends(caller)],
     q: Annotated[SearchText, Query(description="What the user asks.")],
-    k: Annotated[int, Query(ge=1, le=100)] = 5,
+    k: Annotated[int, Query(ge=1, le=100), DIGITS] = 5,
     family: Annotated[list[Family], Query()] = [],  # noqa: B006 - as plugins.py
     capability: Annotated[CapabilityName | None, Query()] = None,
     include_unavailable: Annotated[bool, Query()] = False,
@@ -71,7 +71,7 @@ async def tools_for(
     request: Request,
     principal: Annotated[Principal, Depends(caller)],
     q: Annotated[SearchText, Query()],
-    k: Annotated[int, Query(ge=1, le=100)] = 5,
+    k: Annotated[int, Query(ge=1, le=100), DIGITS] = 5,
     format: Annotated[Literal["openai", "anthropic", "mcp"], Query()] = "openai",
     family: Annotated[list[Family], Query()] = [],  # noqa: B006 - as plugins.py
     capability: Annotated[CapabilityName | None, Query()] = None,
