@@ -3,8 +3,8 @@ that read their body themselves.
 
 A body model is the OpenAPI document of its body and, where FastAPI reads it, its
 validator too. Models are strict, as JSON Schema is: ``"5"`` is not a number and
-``1`` is not a boolean; an integer may be written ``5.0`` (:data:`JsonInt`), since JSON
-Schema counts it as one.
+``1`` is not a boolean; an integer may be written ``5.0`` (:data:`TimeoutMs`), since
+JSON Schema counts it as one.
 """
 
 from __future__ import annotations
@@ -39,9 +39,8 @@ _DIGITS = re.compile(r"[+-]?[0-9]+")
 #: ``1.0``, which no JSON Schema reading of the text allows). Placed after ``Query``,
 #: whose bounds pydantic can then still write into the schema.
 DIGITS = BeforeValidator(_wire_integer)
-#: An integer as JSON Schema reads one: ``5`` or ``5.0``, never ``"5"`` or ``true``.
-JsonInt = Annotated[int, BeforeValidator(_integral)]
-#: A call's deadline in milliseconds (the bounds before the validator, or pydantic cannot
+#: A call's deadline in milliseconds, an integer as JSON Schema reads one: ``5`` or
+#: ``5.0``, never ``"5"`` or ``true`` (the bounds before the validator, or pydantic cannot
 #: write them into the schema).
 TimeoutMs = Annotated[int, Field(ge=1, le=MAX_TIMEOUT_MS), BeforeValidator(_integral)]
 
@@ -133,5 +132,6 @@ async def read_json(request: Request, *, empty: Any = None) -> Any:
 
 
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    """A model's JSON Schema for ``openapi_extra`` (no ``$defs``: the models are flat)."""
+    """A model's JSON Schema for ``openapi_extra``; its ``$defs`` move to the document's
+    components (server/openapi.py), where its references point."""
     return model.model_json_schema(ref_template="#/components/schemas/{model}")
