@@ -22,7 +22,7 @@ from plugyard.yard import Yard
 
 router = APIRouter(tags=["packages"])
 _RAW_TYPES = ("application/zip", "application/x-zip-compressed", "application/octet-stream")
-_ZIP = {"schema": {"type": "string", "format": "binary"}}
+_ZIP = {"schema": {"type": "string", "format": "binary", "minLength": 1}}
 _UPLOAD = {
     "requestBody": {
         "required": True,
@@ -117,8 +117,10 @@ async def remove_package(
 async def _archive(request: Request) -> bytes:
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind in _RAW_TYPES:
-        # An empty body is no zip: the package reader says so, as for any other.
-        return await request.body()
+        body = await request.body()
+        if not body:
+            raise InvalidRequest([fault("/body", "the zip is empty")])
+        return body
     if kind == "multipart/form-data":
         form = await request.form(max_files=1, max_fields=1)
         try:
