@@ -69,11 +69,15 @@ async def _session_run(url: str, key: str, steps: Any) -> Any:
         return await steps(session)
 
 
-def test_a_request_without_a_valid_key_is_401(served: tuple[str, Yard]) -> None:
+def test_a_request_without_a_valid_key_is_401_with_the_error_envelope(
+    served: tuple[str, Yard],
+) -> None:
     base, _ = served
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     reply = httpx.post(f"{base}/mcp", json=body)
-    assert reply.status_code == 401 and reply.json()["error"]["code"] == "unauthenticated"
+    error = reply.json()["error"]
+    assert reply.status_code == 401 and error["message"]["error"] == "unauthenticated"
+    assert error["code"] == "HTTP_401" and error["error_id"].startswith("ERR-")
     reply = httpx.post(f"{base}/mcp", json=body, headers={"X-API-Key": "pk_nope"})
     assert reply.status_code == 401
 

@@ -18,12 +18,14 @@ from fastapi import FastAPI
 from starlette.types import ASGIApp
 
 from plugyard import __version__
-from plugyard.server import errors
+from plugyard.server import errors, methods, openapi
 from plugyard.server.auth import Authenticator
 from plugyard.server.fastpath import ExecuteFastPath
 from plugyard.server.limits import BodyLimit
 from plugyard.server.mcp import mcp_routes
 from plugyard.server.mcp import running as mcp_running
+from plugyard.server.methods import ConcretePaths, Resources
+from plugyard.server.query import SingleValued
 from plugyard.server.routes import (
     execute,
     feeds,
@@ -97,21 +99,35 @@ def create_app(
     app.state.auth = Authenticator(the_yard.keys, ttl_s=server.key_cache_s)
     app.state.server_settings = server
     errors.install(app)
-    routes = (execute, plugins, search, pipelines, packages, governance, feeds, mcp_tools, probes)
-    for module in routes:
+    modules = (execute, plugins, search, pipelines, packages, governance, feeds, mcp_tools, probes)
+    for module in modules:
         app.include_router(module.router)
     app.router.routes.extend(mcp_endpoints)
+    # The routes as declared: what an included router becomes inside FastAPI varies by version.
+    app.resources = Resources(
+        [*app.router.routes, *(route for m in modules for route in m.router.routes)]
+    )
+    methods.install(app, app.resources)
     return app
 
 
 class _App(FastAPI):
-    """FastAPI with the body cap and the execute fast path (server/fastpath.py) in front
-    of its whole middleware stack: on the hot route, the framework's own layers cost
-    more than the call they carry."""
+    """FastAPI with the body cap, the one-value query rule (server/query.py), the execute
+    fast path (server/fastpath.py) and the concrete-path rule (server/methods.py) in
+    front of its whole middleware stack: on the hot route, the framework's own layers
+    cost more than the call they carry."""
+
+    resources: Resources
 
     def __init__(self, max_body_bytes: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._max_body_bytes = max_body_bytes
+        self.resources = Resources(())
+
+    def openapi(self) -> dict[str, Any]:
+        return openapi.tidy(super().openapi())
 
     def build_middleware_stack(self) -> ASGIApp:
-        return BodyLimit(ExecuteFastPath(super().build_middleware_stack()), self._max_body_bytes)
+        routed = ConcretePaths(super().build_middleware_stack(), self.resources)
+        checked = SingleValued(ExecuteFastPath(routed), self.openapi)
+        return BodyLimit(checked, self._max_body_bytes)

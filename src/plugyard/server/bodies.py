@@ -1,22 +1,14 @@
-"""Request and response bodies: pydantic models that document the API (OpenAPI), and
-the fast readers the routes actually use.
+"""Response bodies: pydantic models that document what the routes answer (OpenAPI).
 
-The hot routes read and write JSON with msgspec and check the few fields by hand: the
-models describe exactly what those readers accept and what the routes write, and the
-schemathesis test holds the two together.
+The routes write JSON with msgspec; the models describe exactly what they write, and
+the schemathesis test holds the two together. Request bodies are in inputs.py.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import msgspec
-from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
-
-from plugyard.errors import PlugyardError
-
-_decode = msgspec.json.Decoder().decode
 
 
 class _Open(BaseModel):
@@ -62,26 +54,6 @@ class ResultEnvelope(BaseModel):
     operation: str | None = None
     request_id: str | None = None
     payload_ref: str | None = None
-
-
-class ExecuteBody(BaseModel):
-    """The Shu execute request, with plugyard's optional members."""
-
-    model_config = ConfigDict(extra="allow")
-
-    parameters: dict[str, Any] = Field(default_factory=dict)
-    user_context: dict[str, Any] = Field(default_factory=dict)
-    operation: str | None = Field(
-        default=None, description="Which operation; may be left out when there is one."
-    )
-    timeout_ms: int | None = Field(default=None, ge=1, le=3_600_000)
-    debug: bool = False
-    approval_receipt: str | None = Field(
-        default=None,
-        description="The receipt a `pending_approval` result handed out, once approved: "
-        "the call runs if it is this exact request (send the `Idempotency-Key` header "
-        "to make retries safe).",
-    )
 
 
 class Placement(BaseModel):
@@ -171,31 +143,3 @@ class Probe(BaseModel):
     status: str
     plugins: int | None = None
     revision: str | None = None
-
-
-def _is_json(content_type: str) -> bool:
-    kind = content_type.split(";", 1)[0].strip().lower()
-    return kind == "application/json" or (
-        kind.startswith("application/") and kind.endswith("+json")
-    )
-
-
-async def read_json(request: Request, *, empty: Any = None) -> Any:
-    """The request body as JSON: ``unsupported_media_type`` unless it says JSON,
-    ``invalid_request`` when it does not parse. An empty body is ``empty`` (when given)."""
-    raw = await request.body()
-    if not raw and empty is not None:
-        return empty
-    if not _is_json(request.headers.get("content-type", "")):
-        raise PlugyardError("the body must be application/json", code="unsupported_media_type")
-    try:
-        return _decode(raw)
-    except msgspec.DecodeError as exc:
-        raise PlugyardError(f"the body is not JSON: {exc}", code="invalid_request") from None
-    except RecursionError:
-        raise PlugyardError("the body nests too deeply", code="invalid_request") from None
-
-
-def schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    """A model's JSON Schema for ``openapi_extra`` (no ``$defs``: the models are flat)."""
-    return model.model_json_schema(ref_template="#/components/schemas/{model}")

@@ -26,8 +26,9 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
-from plugyard.errors import ERROR_CODES, ManifestError, PlugyardError
+from plugyard.errors import ERROR_CODES, PlugyardError
 from plugyard.execution.result import Result
+from plugyard.server.faults import from_validation
 
 log = logging.getLogger("plugyard.server")
 _encode = msgspec.json.Encoder().encode
@@ -40,6 +41,13 @@ _HTTP_CODES = {
     413: "request_too_large",
     415: "unsupported_media_type",
 }
+
+
+def is_json(content_type: str) -> bool:
+    kind = content_type.split(";", 1)[0].strip().lower()
+    return kind == "application/json" or (
+        kind.startswith("application/") and kind.endswith("+json")
+    )
 
 
 def status_of(code: str) -> int:
@@ -101,10 +109,11 @@ def result_response(result: Result) -> Response:
 
 def refusal_response(exc: PlugyardError) -> Response:
     """The error envelope of a refusal, with the details it carries (every fault and its
-    pointer for a manifest)."""
+    pointer for a manifest or a pipeline)."""
     details: dict[str, Any] = dict(getattr(exc, "details", None) or {})
-    if isinstance(exc, ManifestError):
-        details["problems"] = [p.as_dict() for p in exc.problems]
+    problems = getattr(exc, "problems", None)
+    if problems:
+        details["problems"] = [p.as_dict() for p in problems]
     return error_response(exc.code, exc.message, details)
 
 
@@ -122,13 +131,13 @@ def install(app: FastAPI) -> None:
 
     async def validation_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        faults = [
-            {"loc": [str(x) for x in e.get("loc", ())], "message": str(e.get("msg", ""))}
-            for e in exc.errors()
-        ]
-        first = faults[0] if faults else {"loc": [], "message": "invalid request"}
-        where = "/".join(first["loc"])
-        return error_response("invalid_request", f"{where}: {first['message']}", {"errors": faults})
+        errors = exc.errors()
+        kind = request.headers.get("content-type")
+        if kind and not is_json(kind) and any(e.get("loc", ())[:1] == ("body",) for e in errors):
+            # FastAPI reads a body of another type as no JSON at all: say so, as every
+            # route that reads JSON does.
+            return error_response("unsupported_media_type", "the body must be application/json")
+        return refusal_response(from_validation(errors))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)

@@ -3,8 +3,8 @@
 
 The caller is the API key's subject (``X-API-Key`` or ``Authorization: Bearer``), checked
 on every HTTP request before the MCP layer sees it; a request without a valid key gets
-401 with the error envelope. The core lives in :mod:`plugyard.mcp_server`, shared with
-the ``plugyard mcp`` stdio command.
+401 with the error envelope every route answers. The core lives in
+:mod:`plugyard.mcp_server`, shared with the ``plugyard mcp`` stdio command.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from plugyard.errors import PlugyardError
 from plugyard.mcp_server import Caller, McpFront, build_server
 from plugyard.mcp_server.front import Mode
 from plugyard.server.auth import authenticate
-from plugyard.server.errors import json_response
+from plugyard.server.errors import error_response, refusal_response
 from plugyard.yard import Yard
 
 PATHS: dict[str, Mode] = {"/mcp": "tools", "/mcp/discovery": "discovery"}
@@ -47,17 +47,13 @@ class _Endpoint:
         try:
             authenticate(Request(scope, receive))
         except PlugyardError as exc:
-            await json_response(_error(exc.code, exc.message), 401)(scope, receive, send)
+            await refusal_response(exc)(scope, receive, send)
             return
         if self.manager is None:
-            error = _error("plugin_unavailable", "the MCP endpoint is not running")
-            await json_response(error, 503)(scope, receive, send)
+            refusal = error_response("plugin_unavailable", "the MCP endpoint is not running")
+            await refusal(scope, receive, send)
             return
         await self.manager.handle_request(scope, receive, send)
-
-
-def _error(code: str, message: str) -> dict[str, Any]:
-    return {"status": "error", "error": {"code": code, "message": message, "details": {}}}
 
 
 def mcp_routes(yard: Yard) -> tuple[list[Route], list[_Endpoint]]:

@@ -1,4 +1,5 @@
-"""The error responses each route documents in OpenAPI, by plugyard code."""
+"""What each route documents in OpenAPI beside its body: its error responses, by
+plugyard code, and the headers it reads."""
 
 from __future__ import annotations
 
@@ -9,10 +10,30 @@ from pydantic import BaseModel
 from plugyard.errors import ERROR_CODES
 from plugyard.server.bodies import ErrorEnvelope
 
-#: Any route can answer these (framework refusals and unexpected failures).
-ALWAYS = ("route_not_found", "method_not_allowed", "internal_error")
-#: A route behind an API key that checks rights and validates its query or body.
-KEYED = ("unauthenticated", "permission_denied", "invalid_request")
+#: Any route can answer these (framework refusals, the body cap in front of every route,
+#: unexpected failures).
+ALWAYS = ("route_not_found", "method_not_allowed", "request_too_large", "internal_error")
+#: A route behind an API key (read from the store) that checks rights and validates its
+#: query or body.
+KEYED = ("unauthenticated", "permission_denied", "invalid_request", "store_error")
+#: A route that reads a JSON body.
+JSON_BODY = ("invalid_request", "unsupported_media_type")
+#: The header that makes a call's retries safe (docs/governance.md): 1 to 255 characters,
+#: not all blank (a server reads a header without its surrounding blanks).
+IDEMPOTENCY_KEY_MAX = 255
+IDEMPOTENCY_KEY_TEXT = "[^ \t]"
+IDEMPOTENCY_KEY = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "Retries with the same key answer the first call's stored result.",
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": IDEMPOTENCY_KEY_MAX,
+        "pattern": IDEMPOTENCY_KEY_TEXT,
+    },
+}
 
 
 def errors_doc(*codes: str, envelope: type[BaseModel] | None = None) -> dict[int | str, Any]:

@@ -9,21 +9,29 @@ one ``result`` event with the envelope, and the stream ends.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
-from typing import Annotated, Any
+import re
+from collections.abc import AsyncIterator
+from typing import Annotated
 
 import msgspec
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response, StreamingResponse
 
-from plugyard.errors import PlugyardError
 from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.result import Result
 from plugyard.runtimes.base import CallContext
+from plugyard.server import members
 from plugyard.server.auth import SECURITY, authenticate, caller
-from plugyard.server.bodies import ExecuteBody, ResultEnvelope, read_json, schema_of
+from plugyard.server.bodies import ResultEnvelope
 from plugyard.server.errors import result_response
-from plugyard.server.routes.documented import errors_doc
+from plugyard.server.faults import InvalidRequest, fault
+from plugyard.server.inputs import MAX_TIMEOUT_MS, ExecuteBody, read_json, schema_of
+from plugyard.server.routes.documented import (
+    IDEMPOTENCY_KEY,
+    IDEMPOTENCY_KEY_MAX,
+    IDEMPOTENCY_KEY_TEXT,
+    errors_doc,
+)
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 
@@ -51,6 +59,7 @@ _SSE_DOC = {
         }
     },
 }
+#: What a call can end in (the executor, the policy, approvals, the runtimes).
 _FAILED = (
     "plugin_not_found",
     "operation_not_found",
@@ -59,10 +68,26 @@ _FAILED = (
     "plugin_error",
     "invalid_output",
     "output_validation_error",
+    "wrapper_protocol_error",
     "timeout",
     "permission_denied",
+    "capability_not_granted",
+    "capability_unavailable",
     "budget_exceeded",
+    "rate_limited",
     "outbound_blocked",
+    "egress_denied",
+    "missing_secrets",
+    "invalid_receipt",
+    "receipt_expired",
+    "receipt_used",
+    "approval_pending",
+    "approval_rejected",
+    "idempotency_conflict",
+    "idempotency_unknown",
+    "tool_changed",
+    "sandbox_unavailable",
+    "store_error",
 )
 _OPERATION = {
     "name": "operation",
@@ -71,7 +96,17 @@ _OPERATION = {
     "description": "Which operation (or `operation` in the body).",
     "schema": {"type": "string"},
 }
-_REQUEST = ("invalid_request", "unauthenticated", "request_too_large", "unsupported_media_type")
+_REQUEST = ("invalid_request", "unauthenticated", "unsupported_media_type")
+_KEY_TEXT = re.compile(IDEMPOTENCY_KEY_TEXT)
+#: The body's members as ``ExecuteBody`` documents them, checked by hand.
+_MEMBERS: dict[str, members.Check] = {
+    "parameters": members.OBJECT,
+    "user_context": members.OBJECT,
+    "operation": members.STRING,
+    "timeout_ms": members.integer(1, MAX_TIMEOUT_MS),
+    "debug": members.BOOLEAN,
+    "approval_receipt": members.STRING,
+}
 
 
 @router.post(
@@ -82,7 +117,7 @@ _REQUEST = ("invalid_request", "unauthenticated", "request_too_large", "unsuppor
         200: {"model": ResultEnvelope, "content": {"text/event-stream": _SSE_DOC["content"]}},
         **errors_doc(*_REQUEST, *_FAILED, envelope=ResultEnvelope),
     },
-    openapi_extra={**_BODY, **SECURITY, "parameters": [_OPERATION]},
+    openapi_extra={**_BODY, **SECURITY, "parameters": [_OPERATION, IDEMPOTENCY_KEY]},
 )
 async def execute(plugin_id: str, request: Request) -> Response:
     # Served by server/fastpath.py ahead of the router; this declaration documents the
@@ -107,7 +142,7 @@ async def answer(plugin_id: str, request: Request) -> Response:
     summary="Call an operation; progress and the result as server-sent events",
     response_model=None,
     responses={200: _SSE_DOC, **errors_doc(*_REQUEST)},
-    openapi_extra=_BODY,
+    openapi_extra={**_BODY, "parameters": [IDEMPOTENCY_KEY]},
 )
 async def execute_stream(
     plugin_id: str,
@@ -134,34 +169,24 @@ def _streaming(yard: Yard, call: CallRequest) -> StreamingResponse:
 async def _read_call(
     plugin_id: str, request: Request, principal: Principal, operation: str | None
 ) -> CallRequest:
-    body = await read_json(request, empty={})
-    if not isinstance(body, dict):
-        raise PlugyardError("the body must be a JSON object", code="invalid_request")
-    parameters = _member(body, "parameters", dict, {})
-    user_context = _member(body, "user_context", dict, {})
-    named = _member(body, "operation", str, None)
-    timeout_ms = _member(body, "timeout_ms", int, None)
-    if timeout_ms is not None and not 1 <= timeout_ms <= 3_600_000:
-        raise PlugyardError("/timeout_ms: between 1 and 3600000", code="invalid_request")
-    debug = _member(body, "debug", bool, False)
-    receipt = _member(body, "approval_receipt", str, None)
+    body = members.read(await read_json(request, empty={}), _MEMBERS)
+    key = request.headers.get("idempotency-key")
+    # Checked before a stream starts: once it has, the answer is 200 whatever the call says.
+    if key is not None and not (len(key) <= IDEMPOTENCY_KEY_MAX and _KEY_TEXT.search(key)):
+        raise InvalidRequest([fault("/header/Idempotency-Key", "1 to 255 characters, not blank")])
     context = CallContext(
         request_id=new_request_id(),
         subject=principal.subject,
         roles=principal.roles,
-        user_context=user_context,
-        idempotency_key=request.headers.get("idempotency-key"),
-        debug=debug,
+        user_context=body.get("user_context", {}),
+        idempotency_key=key,
+        debug=body.get("debug", False),
     )
     return CallRequest(
-        plugin_id, named or operation, parameters, context, timeout_ms, approval_receipt=receipt
+        plugin_id,
+        body.get("operation") or operation,
+        body.get("parameters", {}),
+        context,
+        body.get("timeout_ms"),
+        approval_receipt=body.get("approval_receipt"),
     )
-
-
-def _member(body: Mapping[str, Any], name: str, kind: type, default: Any) -> Any:
-    value = body.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise PlugyardError(f"/{name}: must be {kind.__name__}", code="invalid_request")
-    return value

@@ -5,29 +5,73 @@ ones (for deployments without ``plugyard feeds run-due`` on a timer)."""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic.json_schema import WithJsonSchema
+from pydantic_core import PydanticCustomError
 from starlette.responses import Response
 
 from plugyard.errors import PlugyardError
+from plugyard.feeds.schedule import MIN_INTERVAL_S
 from plugyard.feeds.scheduler import FeedScheduler
 from plugyard.server.auth import admin, caller
+from plugyard.server.cron import CRON
 from plugyard.server.errors import json_response
-from plugyard.server.routes.documented import KEYED, errors_doc
+from plugyard.server.inputs import Strict, optional
+from plugyard.server.routes.documented import JSON_BODY, KEYED, errors_doc
 from plugyard.store.keys import Principal
 
 router = APIRouter(tags=["feeds"])
 
 
-class FeedBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+_CRON = re.compile(CRON)
+
+
+def _bad_schedule(message: str) -> PydanticCustomError:
+    # The error type names the plugyard code the refusal carries (server/faults.py).
+    return PydanticCustomError("invalid_schedule", message)
+
+
+class FeedBody(Strict):
+    """One of ``interval_s`` and ``cron``; a schedule fault is ``invalid_schedule``."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"oneOf": [{"required": ["interval_s"]}, {"required": ["cron"]}]},
+    )
     plugin_id: str
     operation: str | None = Field(default=None, description="Default: `default_feed_op`.")
     params: dict[str, Any] = Field(default_factory=dict)
-    interval_s: float | None = Field(default=None, gt=0)
-    cron: str | None = Field(default=None, description="Five fields: `M H DOM MON DOW`.")
+    interval_s: Annotated[float, WithJsonSchema({"type": "number", "minimum": MIN_INTERVAL_S})] = (
+        optional("Seconds between runs.")
+    )
+    cron: Annotated[str, WithJsonSchema({"type": "string", "pattern": CRON})] = optional(
+        "Five fields: `M H DOM MON DOW` (numbers, `*`, ranges, lists, steps)."
+    )
+
+    @field_validator("interval_s")
+    @classmethod
+    def _interval(cls, value: float) -> float:
+        if not value >= MIN_INTERVAL_S:
+            raise _bad_schedule(f"an interval is at least {MIN_INTERVAL_S:g} s")
+        return value
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        if not _CRON.search(value):
+            raise _bad_schedule(f"not a cron expression of the documented form: {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_schedule(self) -> FeedBody:
+        # Either is None only when left out (server/inputs.py, ``optional``).
+        if (self.interval_s is None) == (self.cron is None):
+            raise _bad_schedule("give an interval or a cron expression, not both")
+        return self
 
 
 def _feeds(request: Request) -> FeedScheduler:
@@ -39,7 +83,9 @@ def _feeds(request: Request) -> FeedScheduler:
     "/api/v1/feeds",
     summary="Schedule an operation, run as the caller",
     status_code=201,
-    responses=errors_doc(*KEYED, "invalid_feed_op", "invalid_schedule", "plugin_not_found"),
+    responses=errors_doc(
+        *KEYED, *JSON_BODY, "invalid_feed_op", "invalid_schedule", "plugin_not_found"
+    ),
 )
 async def feed_add(
     request: Request, body: FeedBody, who: Annotated[Principal, Depends(caller)]

@@ -13,18 +13,25 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from pydantic import ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from plugyard.errors import PlugyardError
 from plugyard.execution.admin import Administration, context_for
 from plugyard.policy.base import Subject
+from plugyard.policy.document import PolicyDocument
 from plugyard.server.auth import admin, caller
-from plugyard.server.bodies import read_json
 from plugyard.server.errors import json_response
-from plugyard.server.routes.documented import KEYED, errors_doc
+from plugyard.server.inputs import DIGITS, ActionBody, Strict, schema_of
+from plugyard.server.routes.documented import (
+    IDEMPOTENCY_KEY_MAX,
+    IDEMPOTENCY_KEY_TEXT,
+    JSON_BODY,
+    KEYED,
+    errors_doc,
+)
 from plugyard.store.keys import Principal
 
 router = APIRouter(tags=["governance"])
@@ -57,16 +64,22 @@ async def policy_show(request: Request, _: Annotated[Principal, Depends(admin)])
     )
 
 
+_POLICY = schema_of(PolicyDocument)
+
+
 @router.put(
     "/api/v1/policy",
     summary="Replace the policy (YAML or JSON body); admin only",
-    responses=errors_doc(*KEYED, "policy_invalid", "request_too_large"),
+    responses=errors_doc(*KEYED, "policy_invalid"),
     openapi_extra={
         "requestBody": {
             "required": True,
+            "description": "The policy document (docs/governance.md), read strictly: a "
+            "document this schema cannot judge whole (a cycle of roles, a name with a "
+            'space) is refused with `policy_invalid` (docs/server.md, "Documents").',
             "content": {
-                "application/yaml": {"schema": {"type": "string"}},
-                "application/json": {"schema": {"type": "object"}},
+                "application/yaml": {"schema": _POLICY},
+                "application/json": {"schema": _POLICY},
             },
         }
     },
@@ -77,7 +90,7 @@ async def policy_load(request: Request, who: Annotated[Principal, Depends(admin)
     return json_response({"version": version})
 
 
-class CheckBody(BaseModel):
+class CheckBody(Strict):
     model_config = ConfigDict(extra="forbid")
     subject: str
     roles: list[str] = Field(default_factory=list)
@@ -87,7 +100,7 @@ class CheckBody(BaseModel):
 
 
 @router.post("/api/v1/policy/check", summary="What the policy decides, and why; admin only",
-             responses=errors_doc(*KEYED, "invalid_request"))  # fmt: skip
+             responses=errors_doc(*KEYED, *JSON_BODY))  # fmt: skip
 async def policy_check(
     request: Request, body: CheckBody, _: Annotated[Principal, Depends(admin)]
 ) -> Response:
@@ -121,7 +134,7 @@ async def approvals_list(
     return json_response(rows)
 
 
-class DecideBody(BaseModel):
+class DecideBody(Strict):
     model_config = ConfigDict(extra="forbid")
     note: str | None = Field(default=None, max_length=2000)
 
@@ -129,7 +142,9 @@ class DecideBody(BaseModel):
 @router.post(
     "/api/v1/approvals/{action_id}/{decision}",
     summary="Approve or reject a pending request",
-    responses=errors_doc(*KEYED, "approval_not_found", "approval_decided", "receipt_expired"),
+    responses=errors_doc(
+        *KEYED, *JSON_BODY, "approval_not_found", "approval_decided", "receipt_expired"
+    ),
 )
 async def decide(
     action_id: str,
@@ -155,37 +170,30 @@ async def actions_list(request: Request, who: Annotated[Principal, Depends(calle
 @router.post(
     "/api/v1/actions/{plugin_id}/{action}",
     summary="Perform an action: ok, error, or pending_approval with a receipt",
-    responses=errors_doc(*KEYED, "invalid_request", "unsupported_media_type"),
-    openapi_extra={
-        "requestBody": {
-            "required": False,
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "type": "object",
-                        "properties": {
-                            "args": {"type": "object"},
-                            "approval_receipt": {"type": "string"},
-                        },
-                    }
-                }
-            },
-        }
-    },
+    responses=errors_doc(*KEYED, *JSON_BODY),
 )
 async def perform(
-    plugin_id: str, action: str, request: Request, who: Annotated[Principal, Depends(caller)]
+    plugin_id: str,
+    action: str,
+    request: Request,
+    who: Annotated[Principal, Depends(caller)],
+    body: ActionBody | None = None,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="Idempotency-Key",
+            description="Retries with the same key answer the first call's stored result.",
+            min_length=1,
+            max_length=IDEMPOTENCY_KEY_MAX,
+            pattern=IDEMPOTENCY_KEY_TEXT,
+        ),
+    ] = None,
 ) -> Response:
-    body = await read_json(request, empty={})
-    if not isinstance(body, dict):
-        raise PlugyardError("the body must be a JSON object", code="invalid_request")
-    args, receipt = body.get("args", {}), body.get("approval_receipt")
-    if not isinstance(args, dict) or not isinstance(receipt, str | None):
-        raise PlugyardError("/args: object; /approval_receipt: string", code="invalid_request")
-    context = context_for(
-        who.subject, who.roles, idempotency_key=request.headers.get("idempotency-key")
+    asked = body or ActionBody()
+    context = context_for(who.subject, who.roles, idempotency_key=idempotency_key)
+    answer = await _admin(request).perform_action(
+        plugin_id, action, asked.args, context, receipt=asked.approval_receipt
     )
-    answer = await _admin(request).perform_action(plugin_id, action, args, context, receipt=receipt)
     return json_response(answer)
 
 
@@ -197,7 +205,7 @@ async def perform(
 async def audit_tail(
     request: Request,
     _: Annotated[Principal, Depends(admin)],
-    count: Annotated[int, Query(ge=1, le=1000)] = 20,
+    count: Annotated[int, Query(ge=1, le=1000), DIGITS] = 20,
 ) -> Response:
     return json_response([r.to_dict() for r in _admin(request).tail(count)])
 
@@ -212,7 +220,7 @@ async def audit_verify(request: Request, _: Annotated[Principal, Depends(admin)]
 # --------------------------------------------------------------------------- secrets
 
 
-class SecretBody(BaseModel):
+class SecretBody(Strict):
     model_config = ConfigDict(extra="forbid")
     value: str = Field(min_length=1, max_length=65536)
 
@@ -226,12 +234,14 @@ def _owner(who: Principal, scope: str) -> str | None:
 
 
 _SCOPE = Annotated[Literal["user", "system"], Query(description="`user`: the caller's own.")]
+# The names the secret store takes (execution/secrets.py), so a bad one is a 400 here.
+_NAME = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,200}$")]
 
 
 @router.put("/api/v1/secrets/{name}", summary="Store a secret (the value never comes back)",
-            responses=errors_doc(*KEYED, "invalid_request", "secrets_key_error"))  # fmt: skip
+            responses=errors_doc(*KEYED, *JSON_BODY, "secrets_key_error"))  # fmt: skip
 async def secret_set(
-    name: str,
+    name: _NAME,
     request: Request,
     body: SecretBody,
     who: Annotated[Principal, Depends(caller)],
@@ -255,7 +265,10 @@ async def secret_list(
 @router.delete("/api/v1/secrets/{name}", summary="Delete a secret",
                responses=errors_doc(*KEYED, "secret_not_found"))  # fmt: skip
 async def secret_delete(
-    name: str, request: Request, who: Annotated[Principal, Depends(caller)], scope: _SCOPE = "user"
+    name: _NAME,
+    request: Request,
+    who: Annotated[Principal, Depends(caller)],
+    scope: _SCOPE = "user",
 ) -> Response:
     owner = _owner(who, scope)
     if not _admin(request).delete_secret(name, scope=scope, owner=owner, by=who.subject):

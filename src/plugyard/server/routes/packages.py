@@ -15,24 +15,28 @@ from starlette.responses import Response
 from plugyard.errors import PlugyardError
 from plugyard.server.auth import admin
 from plugyard.server.errors import json_response
+from plugyard.server.faults import InvalidRequest, fault, pointer
 from plugyard.server.routes.documented import KEYED, errors_doc
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 
 router = APIRouter(tags=["packages"])
 _RAW_TYPES = ("application/zip", "application/x-zip-compressed", "application/octet-stream")
+_ZIP = {"schema": {"type": "string", "format": "binary", "minLength": 1}}
 _UPLOAD = {
     "requestBody": {
         "required": True,
-        "description": "The package zip: the raw body (`application/zip`), or a multipart "
-        "form whose file field is `package`.",
+        "description": "The package zip: the raw body, or a multipart form whose one field "
+        "is the file `package`. The package reader judges it (docs/server.md, "
+        '"Documents").',
         "content": {
-            "application/zip": {"schema": {"type": "string", "format": "binary"}},
+            **dict.fromkeys(_RAW_TYPES, _ZIP),
             "multipart/form-data": {
                 "schema": {
                     "type": "object",
                     "properties": {"package": {"type": "string", "format": "binary"}},
                     "required": ["package"],
+                    "additionalProperties": False,
                 }
             },
         },
@@ -52,7 +56,6 @@ def _yard(request: Request) -> Yard:
     responses=errors_doc(
         *KEYED,
         "unsupported_media_type",
-        "request_too_large",
         "package_invalid",
         "package_refused",
         "duplicate_plugin",
@@ -116,14 +119,18 @@ async def _archive(request: Request) -> bytes:
     if kind in _RAW_TYPES:
         body = await request.body()
         if not body:
-            raise PlugyardError("the body is empty", code="invalid_request")
+            raise InvalidRequest([fault("/body", "the zip is empty")])
         return body
     if kind == "multipart/form-data":
-        form = await request.form(max_files=1, max_fields=8)
+        form = await request.form(max_files=1, max_fields=1)
         try:
             upload = form.get("package")
+            others = [name for name in form if name != "package"]
+            if others:
+                where = pointer("body", others[0])
+                raise InvalidRequest([fault(where, "the form has one field, 'package'")])
             if not isinstance(upload, UploadFile):
-                raise PlugyardError("no file field 'package' in the form", code="invalid_request")
+                raise InvalidRequest([fault("/body/package", "a file field 'package'")])
             return await upload.read()
         finally:
             await form.close()

@@ -10,28 +10,20 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
-from plugyard.errors import PipelineError
 from plugyard.server.auth import admin, caller
-from plugyard.server.bodies import read_json
 from plugyard.server.errors import json_response
-from plugyard.server.routes.documented import errors_doc
+from plugyard.server.faults import InvalidRequest, fault
+from plugyard.server.inputs import RunBody, read_json
+from plugyard.server.routes.documented import JSON_BODY, KEYED, errors_doc
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 
 router = APIRouter(tags=["pipelines"])
-_AUTH = ("unauthenticated", "invalid_request", "unsupported_media_type")
 _DOCUMENT = {
     "requestBody": {
         "required": True,
-        "description": "A pipeline document (plugyard's format or an OLO engine config).",
-        "content": {"application/json": {"schema": {"type": "object"}}},
-    }
-}
-_RUN = {
-    "requestBody": {
-        "required": True,
-        "description": '`{"document": {...} | "name": "stored", "input": {...}, '
-        '"pipeline": "entry", "timeout_ms": 1000}`',
+        "description": "A pipeline document (plugyard's format or an OLO engine config), "
+        'judged by the pipeline validator (docs/server.md, "Documents").',
         "content": {"application/json": {"schema": {"type": "object"}}},
     }
 }
@@ -42,9 +34,9 @@ def _yard(request: Request) -> Yard:
     return yard
 
 
-def _object(body: Any, what: str) -> dict[str, Any]:
+def _object(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
-        raise PipelineError(f"{what} must be a JSON object", code="invalid_request")
+        raise InvalidRequest([fault("/body", "must be a JSON object")])
     return body
 
 
@@ -52,16 +44,16 @@ def _object(body: Any, what: str) -> dict[str, Any]:
     "/api/v1/pipelines/validate",
     summary="Validate a pipeline document: every fault with its code and pointer",
     openapi_extra=_DOCUMENT,
-    responses=errors_doc(*_AUTH),
+    responses=errors_doc(*KEYED, *JSON_BODY),
 )
 async def validate_pipeline(
     request: Request, principal: Annotated[Principal, Depends(caller)]
 ) -> Response:
-    document = _object(await read_json(request), "the document")
+    document = _object(await read_json(request))
     return json_response(_yard(request).pipelines.validate(document).to_dict())
 
 
-@router.get("/api/v1/pipelines", summary="Stored pipelines", responses=errors_doc(*_AUTH))
+@router.get("/api/v1/pipelines", summary="Stored pipelines", responses=errors_doc(*KEYED))
 async def list_pipelines(
     request: Request, principal: Annotated[Principal, Depends(caller)]
 ) -> Response:
@@ -73,19 +65,19 @@ async def list_pipelines(
     "/api/v1/pipelines/{name}",
     summary="Store (or replace) a valid pipeline document under a name",
     openapi_extra=_DOCUMENT,
-    responses=errors_doc(*_AUTH, "pipeline_invalid", "permission_denied"),
+    responses=errors_doc(*KEYED, *JSON_BODY, "pipeline_invalid"),
 )
 async def save_pipeline(
     name: str, request: Request, principal: Annotated[Principal, Depends(admin)]
 ) -> Response:
-    document = _object(await read_json(request), "the document")
+    document = _object(await read_json(request))
     return json_response(_yard(request).pipelines.save(document, name=name).to_dict())
 
 
 @router.get(
     "/api/v1/pipelines/{name}",
     summary="One stored pipeline",
-    responses=errors_doc(*_AUTH, "pipeline_not_found"),
+    responses=errors_doc(*KEYED, "pipeline_not_found"),
 )
 async def get_pipeline(
     name: str, request: Request, principal: Annotated[Principal, Depends(caller)]
@@ -96,7 +88,7 @@ async def get_pipeline(
 @router.delete(
     "/api/v1/pipelines/{name}",
     summary="Delete a stored pipeline",
-    responses=errors_doc(*_AUTH, "pipeline_not_found", "permission_denied"),
+    responses=errors_doc(*KEYED, "pipeline_not_found"),
 )
 async def delete_pipeline(
     name: str, request: Request, principal: Annotated[Principal, Depends(admin)]
@@ -108,33 +100,22 @@ async def delete_pipeline(
 @router.post(
     "/api/v1/pipelines/run",
     summary="Run a pipeline given inline or by name; the final context and the trace",
-    openapi_extra=_RUN,
-    responses=errors_doc(*_AUTH, "pipeline_invalid", "pipeline_not_found"),
+    responses=errors_doc(*KEYED, *JSON_BODY, "pipeline_invalid", "pipeline_not_found"),
 )
 async def run_pipeline(
-    request: Request, principal: Annotated[Principal, Depends(caller)]
+    request: Request, body: RunBody, principal: Annotated[Principal, Depends(caller)]
 ) -> Response:
-    body = _object(await read_json(request), "the body")
     service = _yard(request).pipelines
-    source: Mapping[str, Any]
-    if "document" in body:
-        source = _object(body["document"], "document")
-    elif isinstance(body.get("name"), str):
-        source = service.get(body["name"]).document
-    else:
-        raise PipelineError("give a 'document' or the 'name' of a stored one",
-                            code="invalid_request")  # fmt: skip
-    timeout = body.get("timeout_ms")
-    if timeout is not None and (not isinstance(timeout, int) or timeout <= 0):
-        raise PipelineError("timeout_ms must be a positive integer", code="invalid_request")
-    pipeline = body.get("pipeline")
+    source: Mapping[str, Any] = (
+        body.document if body.document is not None else service.get(str(body.name)).document
+    )
     run = await service.run(
         source,
-        body.get("input"),
-        pipeline=pipeline if isinstance(pipeline, str) else None,
+        body.input,
+        pipeline=body.pipeline,
         subject=principal.subject,
         roles=principal.roles,
-        timeout_ms=timeout,
+        timeout_ms=body.timeout_ms,
     )
     return json_response(run.to_dict())
 
@@ -142,7 +123,7 @@ async def run_pipeline(
 @router.get(
     "/api/v1/pipeline-runs/{run_id}",
     summary="The trace of a recorded run (its context is not kept)",
-    responses=errors_doc(*_AUTH, "pipeline_run_not_found"),
+    responses=errors_doc(*KEYED, "pipeline_run_not_found"),
 )
 async def get_run(
     run_id: str, request: Request, principal: Annotated[Principal, Depends(caller)]

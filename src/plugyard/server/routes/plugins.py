@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from plugyard.errors import NotFoundError, PlugyardError
+from plugyard.manifest.model import Family
 from plugyard.registry.listing import grouped, summary
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.server.auth import admin, caller
@@ -19,22 +20,31 @@ from plugyard.server.bodies import (
     PluginDetail,
     Registration,
     Unregistration,
-    read_json,
 )
 from plugyard.server.errors import json_response
-from plugyard.server.routes.documented import errors_doc
+from plugyard.server.inputs import CapabilityName, read_json
+from plugyard.server.routes.documented import JSON_BODY, KEYED, errors_doc
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 
 router = APIRouter(tags=["plugins"])
-_AUTH = ("unauthenticated", "invalid_request")
 _REGISTER_BODY = {
     "requestBody": {
         "required": True,
         "description": "A HomeClaw registration body (or any manifest dialect) of an http "
-        "plugin: `plugin_id`/`id`, `name`, `description`, `type: http`, `config.base_url`, "
-        "`health_check_url`, `capabilities[]` with `method` and `path`.",
-        "content": {"application/json": {"schema": {"type": "object"}}},
+        "plugin, or a list of them: `plugin_id`/`id`, `name`, `description`, `type: http`, "
+        "`config.base_url`, `health_check_url`, `capabilities[]` with `method` and `path`. "
+        'The manifest reader judges it (docs/server.md, "Documents").',
+        "content": {
+            "application/json": {
+                "schema": {
+                    "anyOf": [
+                        {"type": "object"},
+                        {"type": "array", "items": {"type": "object"}, "minItems": 1},
+                    ]
+                }
+            }
+        },
     }
 }
 
@@ -43,17 +53,15 @@ _REGISTER_BODY = {
     "/api/v1/plugins",
     summary="Plugins grouped by capability, as the OLO palette does",
     response_model=Palette,
-    responses=errors_doc(*_AUTH, "unsupported_type"),
+    responses=errors_doc(*KEYED),
 )
 async def list_plugins(
     request: Request,
     principal: Annotated[Principal, Depends(caller)],
-    family: Annotated[
-        str | None, Query(description="Only this family (tool, sd, kb, gs, val, plan).")
-    ] = None,
+    family: Annotated[Family | None, Query(description="Only this family.")] = None,
     capability: Annotated[
-        list[str] | None, Query(description="Only these capability sections.")
-    ] = None,
+        list[CapabilityName], Query(description="Only these capability sections.")
+    ] = [],  # noqa: B006 - FastAPI copies a default; a list documents a list with no null
 ) -> Response:
     yard: Yard = request.app.state.yard
     can_see = yard.rights(principal.subject, principal.roles)
@@ -65,7 +73,7 @@ async def list_plugins(
     "/api/v1/plugins/{plugin_id}",
     summary="One plugin with its canonical descriptor",
     response_model=PluginDetail,
-    responses=errors_doc(*_AUTH, "plugin_not_found"),
+    responses=errors_doc(*KEYED, "plugin_not_found"),
 )
 async def show_plugin(
     plugin_id: str, request: Request, principal: Annotated[Principal, Depends(caller)]
@@ -79,7 +87,7 @@ async def show_plugin(
     "/api/v1/plugins/{plugin_id}/health",
     summary="Availability and the health checker's view of one plugin",
     response_model=HealthReport,
-    responses=errors_doc(*_AUTH, "plugin_not_found"),
+    responses=errors_doc(*KEYED, "plugin_not_found"),
 )
 async def plugin_health(
     plugin_id: str, request: Request, principal: Annotated[Principal, Depends(caller)]
@@ -101,12 +109,10 @@ async def plugin_health(
 
 
 _REGISTER_ERRORS = errors_doc(
-    *_AUTH,
-    "permission_denied",
+    *KEYED,
+    *JSON_BODY,
     "outbound_blocked",
     "duplicate_plugin",
-    "request_too_large",
-    "unsupported_media_type",
     "manifest_invalid_value",
     "unsupported_type",
     "store_error",
@@ -146,7 +152,7 @@ async def register(request: Request, principal: Annotated[Principal, Depends(adm
     "/api/v1/plugins/{plugin_id}",
     summary="Unregister an external plugin; admin only",
     response_model=Unregistration,
-    responses=errors_doc(*_AUTH, "permission_denied", "plugin_not_found", "store_error"),
+    responses=errors_doc(*KEYED, "plugin_not_found"),
 )
 async def unregister(
     plugin_id: str, request: Request, principal: Annotated[Principal, Depends(admin)]

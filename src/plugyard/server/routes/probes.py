@@ -17,7 +17,7 @@ from plugyard.yard import Yard
 router = APIRouter(tags=["probes"])
 
 
-@router.get("/healthz", summary="Liveness", response_model=Probe)
+@router.get("/healthz", summary="Liveness", response_model=Probe, responses=errors_doc())
 async def healthz() -> Response:
     return json_response({"status": "ok"})
 

@@ -11,21 +11,23 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from plugyard.discovery.query import Filters
+from plugyard.manifest.model import Family
 from plugyard.server.auth import caller
 from plugyard.server.bodies import SearchReply, ToolsReply
 from plugyard.server.errors import json_response
-from plugyard.server.routes.documented import errors_doc
+from plugyard.server.inputs import DIGITS, CapabilityName, SearchText
+from plugyard.server.routes.documented import KEYED, errors_doc
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 
 router = APIRouter(tags=["discovery"])
-_ERRORS = errors_doc("unauthenticated", "invalid_request", "invalid_query", "export_unsupported")
+_ERRORS = errors_doc(*KEYED, "invalid_query", "export_unsupported")
 
 
 def _filters(
     yard: Yard,
     principal: Principal,
-    family: list[str] | None,
+    family: list[Family],
     capability: str | None,
     unavailable: bool,
 ) -> Filters:
@@ -47,10 +49,10 @@ def _filters(
 async def search(
     request: Request,
     principal: Annotated[Principal, Depends(caller)],
-    q: Annotated[str, Query(min_length=1, max_length=4000, description="What the user asks.")],
-    k: Annotated[int, Query(ge=1, le=100)] = 5,
-    family: Annotated[list[str] | None, Query()] = None,
-    capability: Annotated[str | None, Query()] = None,
+    q: Annotated[SearchText, Query(description="What the user asks.")],
+    k: Annotated[int, Query(ge=1, le=100), DIGITS] = 5,
+    family: Annotated[list[Family], Query()] = [],  # noqa: B006 - as plugins.py
+    capability: Annotated[CapabilityName | None, Query()] = None,
     include_unavailable: Annotated[bool, Query()] = False,
 ) -> Response:
     yard: Yard = request.app.state.yard
@@ -68,11 +70,11 @@ async def search(
 async def tools_for(
     request: Request,
     principal: Annotated[Principal, Depends(caller)],
-    q: Annotated[str, Query(min_length=1, max_length=4000)],
-    k: Annotated[int, Query(ge=1, le=100)] = 5,
+    q: Annotated[SearchText, Query()],
+    k: Annotated[int, Query(ge=1, le=100), DIGITS] = 5,
     format: Annotated[Literal["openai", "anthropic", "mcp"], Query()] = "openai",
-    family: Annotated[list[str] | None, Query()] = None,
-    capability: Annotated[str | None, Query()] = None,
+    family: Annotated[list[Family], Query()] = [],  # noqa: B006 - as plugins.py
+    capability: Annotated[CapabilityName | None, Query()] = None,
     include_unavailable: Annotated[bool, Query()] = False,
 ) -> Response:
     yard: Yard = request.app.state.yard
