@@ -284,10 +284,17 @@ class Yard:
         )
 
     def tools_for(
-        self, query: str, k: int = 5, format: str = "openai", filters: Filters | None = None
+        self,
+        query: str,
+        k: int = 5,
+        format: str = "openai",
+        filters: Filters | None = None,
+        *,
+        strict: bool = False,
     ) -> list[dict[str, Any]]:
-        """Function-calling definitions of the operations ``search`` finds."""
-        return self.discovery.tools_for(query, k, format, filters)
+        """Function-calling definitions of the operations ``search`` finds; ``strict``
+        gives OpenAI's strict-mode definitions (docs/tools.md)."""
+        return self.discovery.tools_for(query, k, format, filters, strict=strict)
 
     @property
     def outbound(self) -> OutboundClient:

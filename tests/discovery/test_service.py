@@ -10,6 +10,7 @@ import pytest
 from plugyard.discovery.query import MAX_K, MAX_QUERY_CHARS, Filters, check_query
 from plugyard.errors import ExportError, PlugyardError
 from plugyard.manifest.exporters.functions import export_tools
+from plugyard.manifest.exporters.openai_strict import strict_tools
 from plugyard.manifest.model import PluginDescriptor
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
@@ -108,6 +109,16 @@ def test_tools_for_gives_definitions_of_just_the_matched_operations(fmt: str) ->
     expected = export_tools([registered("weather").descriptor], fmt)
     wanted = [t for t in expected if "forecast" in str(t)]
     assert list(full.values()) == wanted[:1]
+
+
+def test_tools_for_strict_gives_the_strict_form_of_the_same_tools() -> None:
+    svc = service()
+    plain = svc.tools_for("forecast rain for Paris", k=2)
+    strict = svc.tools_for("forecast rain for Paris", k=2, strict=True)
+    assert strict == strict_tools(plain, "openai")
+    assert all(isinstance(t["function"]["strict"], bool) for t in strict)
+    anthropic = svc.tools_for("forecast rain for Paris", k=2, format="anthropic", strict=True)
+    assert anthropic == svc.tools_for("forecast rain for Paris", k=2, format="anthropic")
 
 
 def test_tools_for_names_are_unique_and_short() -> None:

@@ -46,6 +46,15 @@ def test_tools_for_returns_function_definitions(tmp_path: Path) -> None:
         assert tools[0]["input_schema"]["type"] == "object"
 
 
+def test_tools_for_strict_returns_openai_strict_definitions(tmp_path: Path) -> None:
+    with yard(tmp_path) as y:
+        [tool] = y.tools_for("what time is it in Tokyo", k=1, strict=True)
+        function = tool["function"]
+        assert (function["name"], function["strict"]) == ("time-zones__now", True)
+        assert function["parameters"]["additionalProperties"] is False
+        assert function["parameters"]["required"] == ["zone"]
+
+
 def test_a_restart_embeds_nothing_and_another_embedder_embeds_everything(tmp_path: Path) -> None:
     with yard(tmp_path) as y:
         first = y.discovery.start()

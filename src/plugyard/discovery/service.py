@@ -27,6 +27,7 @@ from plugyard.discovery.query import Filters, Match, allow_all, check_k, check_q
 from plugyard.discovery.vector_store import MemoryVectorRepository, VectorRepository
 from plugyard.errors import ExportError
 from plugyard.manifest.exporters import functions
+from plugyard.manifest.exporters.openai_strict import strict_tools
 from plugyard.manifest.model import Operation, PluginDescriptor
 from plugyard.registry.model import RegistryEvent
 from plugyard.registry.registry import Registry
@@ -215,11 +216,13 @@ class DiscoveryService:
         k: object = 5,
         format: str = "openai",
         filters: Filters | None = None,
+        *,
+        strict: bool = False,
     ) -> list[dict[str, Any]]:
         """Function-calling definitions of the operations ``search`` found: each
         match's operation, or every operation the caller may call when the plugin
         matched as a whole. Names are unique within the answer and the same ones
-        ``export_tools`` gives (at most 64 characters)."""
+        ``export_tools`` gives (at most 64 characters); ``strict`` as there."""
         make = _TOOL_FORMATS.get(format)
         if make is None:
             raise ExportError(f"unknown tool format {format!r}; one of {functions.FORMATS}")
@@ -234,7 +237,8 @@ class DiscoveryService:
             )
             pairs.extend((d, op) for op in d.operations if op.id in wanted)
         names = functions.tool_names(pairs)
-        return [make(d, op, names[functions.full_id(d, op)]) for d, op in pairs]
+        tools = [make(d, op, names[functions.full_id(d, op)]) for d, op in pairs]
+        return strict_tools(tools, format) if strict else tools
 
 
 class _Visibility:

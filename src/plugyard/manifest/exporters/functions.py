@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from plugyard.errors import ExportError
+from plugyard.manifest.exporters.openai_strict import strict_tools
 from plugyard.manifest.model import Operation, PluginDescriptor
 
 Format = Literal["openai", "anthropic", "mcp"]
@@ -118,8 +119,11 @@ def _pairs(plugins: Sequence[PluginDescriptor]) -> list[Pair]:
     return [(plugin, op) for plugin in plugins for op in plugin.operations]
 
 
-def export_tools(plugins: Sequence[PluginDescriptor], fmt: str) -> list[dict[str, Any]]:
-    """Every operation of ``plugins`` as tool definitions of ``fmt``."""
+def export_tools(
+    plugins: Sequence[PluginDescriptor], fmt: str, *, strict: bool = False
+) -> list[dict[str, Any]]:
+    """Every operation of ``plugins`` as tool definitions of ``fmt``; with ``strict``,
+    OpenAI's strict-mode definitions (:mod:`.openai_strict`; other formats unchanged)."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown tool format {fmt!r}; one of {FORMATS}")
     pairs = _pairs(plugins)
@@ -133,7 +137,7 @@ def export_tools(plugins: Sequence[PluginDescriptor], fmt: str) -> list[dict[str
             out.append(anthropic_tool(plugin, op, name))
         else:
             out.append(mcp_tool(plugin, op, name))
-    return out
+    return strict_tools(out, fmt) if strict else out
 
 
 def openai_tool(plugin: PluginDescriptor, op: Operation, name: str) -> dict[str, Any]:
