@@ -19,6 +19,7 @@ Every result carries ``_meta``: ``io.plugyard/status``, and on an error
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -51,7 +52,7 @@ def with_pending(output_schema: dict[str, Any]) -> dict[str, Any]:
     for key in ("$schema", "$id", "$defs", "definitions"):
         if key in result:
             union[key] = result.pop(key)
-    union["anyOf"] = [result, PENDING_SCHEMA]
+    union["anyOf"] = [result, copy.deepcopy(PENDING_SCHEMA)]
     return union
 
 
