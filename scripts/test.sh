@@ -9,4 +9,5 @@ ruff format --check
 mypy
 lint-imports
 bash scripts/services.sh
+bash scripts/mcp-clients.sh
 pytest "$@"

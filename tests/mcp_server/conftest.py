@@ -4,11 +4,13 @@ with approval, alice may do anything and approve, eve may do nothing."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from plugyard.mcp_server.results import ERROR_META
 from plugyard.yard import Settings, Yard
 
 POLICY = """
@@ -45,3 +47,13 @@ def yard(env: dict[str, str]) -> Iterator[Yard]:
 def calls_audited(yard: Yard, subject: str) -> list[str]:
     """The statuses of the audited calls of ``subject``, oldest first."""
     return [r.status for r in yard.admin.tail(500) if r.kind == "call" and r.subject == subject]
+
+
+def error_code(result: Mapping[str, Any]) -> str:
+    """The code of an error result, which carries no structured content (no output schema
+    describes an error) and says what failed as text."""
+    assert result["isError"] is True and "structuredContent" not in result
+    error = result["_meta"][ERROR_META]
+    texts = [block["text"] for block in result["content"]]
+    assert texts == [f"{error['code']}: {error['message']}"]
+    return str(error["code"])

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import jsonschema_rs
+
 from plugyard.mcp_server import Caller, McpFront
 from plugyard.mcp_server.front import RECEIPT_META
 from plugyard.policy.base import Subject
 from plugyard.yard import Yard
 
-from .conftest import calls_audited
+from .conftest import calls_audited, error_code
 
 BOB, ALICE, EVE = Caller("bob"), Caller("alice"), Caller("eve")
 
@@ -34,8 +36,7 @@ def test_a_denied_caller_sees_no_tool_and_its_call_is_refused_and_audited(yard: 
     front = McpFront(yard)
     assert front.list_tools(EVE) == []
     result = call(front, EVE, "calculator", {"expression": "1+1"})
-    assert result["isError"] is True
-    assert result["structuredContent"]["error"]["code"] == "permission_denied"
+    assert error_code(result) == "permission_denied"
     assert calls_audited(yard, "eve") == ["error"]
 
 
@@ -47,22 +48,46 @@ def test_a_call_is_one_audited_executor_call(yard: Yard) -> None:
     assert calls_audited(yard, "alice") == ["success"]
 
 
+def test_a_success_is_structured_content_that_fits_the_advertised_output_schema(
+    yard: Yard,
+) -> None:
+    front = McpFront(yard)
+    schema = {t["name"]: t for t in front.list_tools(ALICE)}["calculator"]["outputSchema"]
+    result = call(front, ALICE, "calculator", {"expression": "6*7"})
+    assert jsonschema_rs.is_valid(schema, result["structuredContent"])
+    assert result["_meta"]["io.plugyard/status"] == "success"
+
+
+def test_a_failing_call_is_an_error_with_its_code_and_message_as_text(yard: Yard) -> None:
+    front = McpFront(yard)
+    failed = call(front, ALICE, "calculator", {"expression": "1/0"})
+    assert error_code(failed) == "invalid_parameters"  # the calculator's code for 1/0
+    missing = call(front, ALICE, "calculator", {})
+    assert error_code(missing) == "invalid_parameters"
+    assert calls_audited(yard, "alice") == ["error", "error"]
+
+
 def test_approval_round_trip_through_the_receipt_in_meta(yard: Yard) -> None:
     front = McpFront(yard)
+    schema = front.list_tools(BOB)[0]["outputSchema"]
     pending = call(front, BOB, "calculator", {"expression": "6*7"})
     data = pending["structuredContent"]
     assert pending["isError"] is False and data["status"] == "pending_approval"
-    assert "outputSchema" not in front.list_tools(BOB)[0]
+    assert jsonschema_rs.is_valid(schema, data)
+    assert data["action_id"] in pending["content"][0]["text"]
+    assert data["receipt"] in pending["content"][0]["text"]
     yard.admin.decide(data["action_id"], Subject("alice", ("boss",)), True)
     done = call(front, BOB, "calculator", {"expression": "6*7"}, **{RECEIPT_META: data["receipt"]})
     assert done["isError"] is False and done["structuredContent"]["result"] == 42
+    assert jsonschema_rs.is_valid(schema, done["structuredContent"])
+    assert not jsonschema_rs.is_valid(schema, {"status": "pending_approval"})
     again = call(front, BOB, "calculator", {"expression": "6*7"}, **{RECEIPT_META: data["receipt"]})
-    assert again["structuredContent"]["error"]["code"] == "receipt_used"
+    assert error_code(again) == "receipt_used"
 
 
 def test_an_unknown_tool_is_operation_not_found(yard: Yard) -> None:
     result = call(McpFront(yard), ALICE, "no_such_tool", {})
-    assert result["structuredContent"]["error"]["code"] == "operation_not_found"
+    assert error_code(result) == "operation_not_found"
 
 
 def test_discovery_mode_shows_two_tools_that_search_and_call(yard: Yard) -> None:
@@ -82,7 +107,7 @@ def test_discovery_search_never_shows_what_the_caller_may_not_call(yard: Yard) -
     assert {m["plugin"] for m in found["structuredContent"]["matches"]} <= {"calculator"}
     assert call(front, EVE, "search", {"query": "calculator"})["structuredContent"]["matches"] == []
     bad = call(front, ALICE, "search", {"query": "", "k": 5})
-    assert bad["structuredContent"]["error"]["code"] == "invalid_query"
+    assert error_code(bad) == "invalid_query"
 
 
 def test_discovery_call_carries_the_receipt_and_idempotency_key(yard: Yard) -> None:

@@ -16,7 +16,7 @@ from plugyard.mcp_server.front import RECEIPT_META
 from plugyard.policy.base import Subject
 from plugyard.yard import Settings, Yard
 
-from .conftest import calls_audited
+from .conftest import calls_audited, error_code
 
 ENTRY = "from plugyard.cli.main import main; main()"
 
@@ -113,7 +113,7 @@ def test_a_protocol_only_client_initializes_lists_and_calls(env: dict[str, str])
         )["result"]
         assert done["isError"] is False and done["structuredContent"]["result"] == 1024
         denied = client.request("tools/call", {"name": "nope", "arguments": {}})["result"]
-        assert denied["isError"] is True
+        assert error_code(denied) == "operation_not_found"
     finally:
         assert process.stdin is not None
         process.stdin.close()

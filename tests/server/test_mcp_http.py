@@ -4,9 +4,6 @@ socket, the official SDK's client, the caller taken from the API key."""
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,11 +11,12 @@ from typing import Any
 import httpx
 import httpx2
 import pytest
-import uvicorn
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_server.serving import on_loopback
 from plugyard.mcp_server.front import RECEIPT_META
+from plugyard.mcp_server.results import ERROR_META
 from plugyard.policy.base import Subject
 from plugyard.server import ServerSettings, create_app
 from plugyard.yard import Settings, Yard
@@ -41,22 +39,8 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[st
     settings = Settings(database=str(tmp_path / "yard.db"), policy_file=policy, embedder="hashing")
     with Yard.from_settings(settings) as yard:
         app = create_app(yard, ServerSettings(health_checks=False))
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-        server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.01)
-        try:
-            yield f"http://127.0.0.1:{port}", yard
-        finally:
-            server.should_exit = True
-            thread.join(timeout=20)
-            sock.close()
+        with on_loopback(app) as base:
+            yield base, yard
 
 
 async def _session_run(url: str, key: str, steps: Any) -> Any:
@@ -96,7 +80,8 @@ def test_tools_follow_the_keys_subject_and_an_approval_completes(
 
     tools, denied = asyncio.run(_session_run(f"{base}/mcp", eve, as_eve))
     assert tools == []
-    assert denied.is_error and denied.structured_content["error"]["code"] == "permission_denied"
+    assert denied.is_error and denied.structured_content is None
+    assert denied.meta is not None and denied.meta[ERROR_META]["code"] == "permission_denied"
 
     async def as_bob(session: ClientSession) -> Any:
         names = [t.name for t in (await session.list_tools()).tools]

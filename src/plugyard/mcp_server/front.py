@@ -6,13 +6,13 @@ exporter: stable, unique, at most 64 characters). Mode ``discovery``: two tools,
 executor call with a :class:`CallContext` for the caller, so policy, approvals,
 idempotency and audit apply exactly as for REST. The approval receipt and idempotency key
 travel in the request's ``_meta`` (``io.plugyard/approvalReceipt``,
-``io.plugyard/idempotencyKey``) or, for ``call``, as its arguments.
+``io.plugyard/idempotencyKey``) or, for ``call``, as its arguments. What a call answers
+is shaped by :mod:`.results`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,6 +22,12 @@ from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.result import Result
 from plugyard.manifest.exporters.functions import full_id, mcp_tool, tool_names
 from plugyard.manifest.model import Operation, PluginDescriptor
+from plugyard.mcp_server.results import (
+    error_result,
+    result_to_mcp,
+    structured_result,
+    with_pending,
+)
 from plugyard.policy.base import Subject
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext
@@ -97,9 +103,11 @@ class McpFront:
             if outcome == "deny":
                 continue
             tool = mcp_tool(plugin, op, names[full_id(plugin, op)])
-            if outcome == "allow_with_approval" or op.requires_approval:
-                # The answer may be a pending receipt, which no output schema describes.
-                tool.pop("outputSchema", None)
+            may_wait = outcome == "allow_with_approval" or op.requires_approval
+            if may_wait and "outputSchema" in tool:
+                # The answer may be a pending receipt: the schema says so, so a strict
+                # client accepts it as well as the result it has once approved.
+                tool["outputSchema"] = with_pending(tool["outputSchema"])
             out.append(tool)
         return out
 
@@ -136,10 +144,10 @@ class McpFront:
                 return await self._search(caller, args)
             if name == "call":
                 return await self._call_named(caller, args, meta)
-            return _error("operation_not_found", f"no tool {name!r}")
+            return error_result("operation_not_found", f"no tool {name!r}")
         found = self._resolve(name)
         if found is None:
-            return _error("operation_not_found", f"no tool {name!r}")
+            return error_result("operation_not_found", f"no tool {name!r}")
         plugin_id, operation = found
         return await self._execute(caller, plugin_id, operation, args, meta)
 
@@ -155,9 +163,9 @@ class McpFront:
         query = args.get("query")
         k = args.get("k", 5)
         if not isinstance(query, str) or not query.strip():
-            return _error("invalid_query", "query must be non-empty text")
+            return error_result("invalid_query", "query must be non-empty text")
         if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= MAX_K:
-            return _error("invalid_query", f"k must be an integer from 1 to {MAX_K}")
+            return error_result("invalid_query", f"k must be an integer from 1 to {MAX_K}")
         can_see = self.yard.rights(caller.subject, caller.roles)
         filters = Filters(can_see=can_see)
         matches = await asyncio.to_thread(self.yard.search, query, k, filters)
@@ -173,7 +181,7 @@ class McpFront:
                           "description": plugin.descriptor.description,
                           "score": match.to_dict().get("score"), "operations": ops})  # fmt: skip
         data = {"query": query, "matches": found}
-        return {"content": [_text(data)], "structuredContent": data, "isError": False}
+        return structured_result(data)
 
     async def _call_named(
         self, caller: Caller, args: dict[str, Any], meta: Mapping[str, Any]
@@ -182,9 +190,9 @@ class McpFront:
         operation = args.get("operation")
         parameters = args.get("parameters", {})
         if not isinstance(plugin_id, str) or not isinstance(parameters, dict):
-            return _error("invalid_request", "plugin must be text and parameters an object")
+            return error_result("invalid_request", "plugin must be text and parameters an object")
         if operation is not None and not isinstance(operation, str):
-            return _error("invalid_request", "operation must be text")
+            return error_result("invalid_request", "operation must be text")
         merged = dict(meta)
         for key, meta_key in (("approval_receipt", RECEIPT_META),
                               ("idempotency_key", IDEMPOTENCY_META)):  # fmt: skip
@@ -215,37 +223,20 @@ class McpFront:
             context,
             approval_receipt=receipt if isinstance(receipt, str) else None,
         )
-        return result_to_mcp(await self.yard.executor.call(request))
+        result = await self.yard.executor.call(request)
+        return result_to_mcp(result, self._output_schema(result), _RECEIPT_HINT[self.mode])
+
+    def _output_schema(self, result: Result) -> dict[str, Any] | None:
+        """The output schema of the operation that ran, which decides the result's shape
+        (the same one its tool advertises)."""
+        if result.plugin_id is None or result.operation is None:
+            return None
+        plugin = self.yard.registry.find(result.plugin_id)
+        op = plugin.descriptor.operation(result.operation) if plugin is not None else None
+        return op.output_schema if op is not None else None
 
 
-def result_to_mcp(result: Result) -> dict[str, Any]:
-    """The result envelope as a ``CallToolResult``: data as structured content (and as
-    text); a pending approval as structured content with its receipt; an error as
-    ``isError`` with the envelope's error."""
-    envelope = result.to_dict()
-    if result.status == "pending_approval":
-        data = {"status": "pending_approval", **dict(result.data or {})}
-        return {"content": [_text(data)], "structuredContent": data, "isError": False}
-    if result.ok:
-        out: dict[str, Any] = {"content": [_text(result.data)], "isError": False}
-        if isinstance(result.data, dict):
-            out["structuredContent"] = result.data
-        return out
-    return {
-        "content": [_text(envelope.get("error") or envelope)],
-        "structuredContent": {"status": result.status, "error": envelope.get("error")},
-        "isError": True,
-    }
-
-
-def _text(value: Any) -> dict[str, Any]:
-    return {"type": "text", "text": json.dumps(value, ensure_ascii=False, default=str)}
-
-
-def _error(code: str, message: str) -> dict[str, Any]:
-    error = {"code": code, "message": message, "details": {}}
-    return {
-        "content": [_text(error)],
-        "structuredContent": {"status": "error", "error": error},
-        "isError": True,
-    }
+_RECEIPT_HINT: dict[Mode, str] = {
+    "tools": f"the request's _meta as {RECEIPT_META!r}",
+    "discovery": "the call tool's approval_receipt",
+}

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from plugyard.errors import ExportError
+from plugyard.manifest.exporters import mcp_schema
 from plugyard.manifest.exporters.openai_strict import strict_tools
 from plugyard.manifest.model import Operation, PluginDescriptor
 
@@ -160,17 +161,18 @@ def anthropic_tool(plugin: PluginDescriptor, op: Operation, name: str) -> dict[s
 
 
 def mcp_tool(plugin: PluginDescriptor, op: Operation, name: str) -> dict[str, Any]:
-    """An MCP ``Tool``: annotations from the effect, groups from the placement."""
+    """An MCP ``Tool``: annotations from the effect, groups from the placement, schemas
+    that strict clients accept (:mod:`.mcp_schema`)."""
     title = op.name or (plugin.name if len(plugin.operations) == 1 else f"{plugin.name}: {op.id}")
     tool: dict[str, Any] = {
         "name": name,
         "title": title,
         "description": describe(plugin, op),
-        "inputSchema": llm_parameters(op.parameters),
+        "inputSchema": mcp_schema.portable(llm_parameters(op.parameters)),
     }
-    # MCP requires structured output to be an object; other output schemas stay ours.
-    if op.output_schema is not None and op.output_schema.get("type") == "object":
-        tool["outputSchema"] = op.output_schema
+    output = mcp_schema.output_schema(op.output_schema)
+    if output is not None:
+        tool["outputSchema"] = output
     tool["annotations"] = {
         "title": title,
         "readOnlyHint": op.effect == "read",
