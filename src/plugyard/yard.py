@@ -351,7 +351,8 @@ class Yard:
         path = external_plugins_path(self.settings)
         if path is not None:
             external = [p for p in self.registry.list() if p.source == "external"]
-            external_file.write(path, external)
+            if external or path.exists():  # no file appears until there is something
+                external_file.write(path, external)
 
     def mcp_tool_pins(self, plugin_id: str | None = None) -> list[ToolPin]:
         """The pinned and last seen definition hash of every MCP tool (docs/mcp.md)."""

@@ -184,3 +184,39 @@ def replace_db(settings: object, db: Path, file: Path) -> object:
     from dataclasses import replace
 
     return replace(settings, database=str(db), external_plugins_file=file)  # type: ignore[type-var]
+
+
+def test_a_serving_app_reads_the_file_at_start_and_follows_other_processes(
+    tmp_path: Path, plugin_server: PluginServer
+) -> None:
+    import json
+    import time
+
+    from plugyard.registry.registry import Registry
+    from plugyard.store.store import Store
+    from plugyard.yard import external_plugins_path
+
+    settings = yard_settings(tmp_path / "y.db", plugin_server)
+    file = external_plugins_path(settings)
+    assert file is not None
+    file.write_text(json.dumps({"plugins": [registration(plugin_server, "from-file")]}))
+    served = ServerSettings(health_checks=False, index_at_start=True, refresh_s=0.05)
+    with Yard.from_settings(settings) as yard, TestClient(create_app(yard, served)) as client:
+        key = yard.keys.bootstrap_admin()
+        assert key is not None
+        assert yard.registry.find("from-file") is not None  # registered before serving
+        # Another process registers into the same store: this server sees it shortly.
+        with Store.open(str(tmp_path / "y.db")) as other:
+            outsider = yard.registry.require("from-file")
+            from dataclasses import replace
+
+            Registry.over(other).register(
+                replace(outsider, descriptor=outsider.descriptor.model_copy(
+                    update={"id": "late-comer"})), replace=True
+            )  # fmt: skip
+        deadline = time.monotonic() + 10
+        while yard.registry.find("late-comer") is None:
+            assert time.monotonic() < deadline, "the server never read the store again"
+            client.get("/healthz")  # let the server's loop turn
+        found = client.get("/api/v1/plugins/late-comer", headers=_h(key))
+        assert found.status_code == 200

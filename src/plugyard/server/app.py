@@ -20,6 +20,7 @@ from starlette.types import ASGIApp
 from plugyard import __version__
 from plugyard.server import errors, methods, openapi
 from plugyard.server.auth import Authenticator
+from plugyard.server.background import at_start, keep_in_step
 from plugyard.server.fastpath import ExecuteFastPath
 from plugyard.server.limits import BodyLimit
 from plugyard.server.mcp import mcp_routes
@@ -47,6 +48,15 @@ class ServerSettings:
     max_body_bytes: int = 1024 * 1024
     health_checks: bool = True  # poll external plugins while serving
     key_cache_s: float = 5.0  # how long a verified API key is trusted without a read
+    # server/background.py: build the search index at start, and read the registry
+    # again from the store every refresh_s (0: never). Off unless serving for real.
+    index_at_start: bool = False
+    refresh_s: float = 0.0
+
+    @classmethod
+    def for_serving(cls) -> ServerSettings:
+        """What ``plugyard serve`` runs with."""
+        return cls(index_at_start=True, refresh_s=30.0)
 
 
 def create_app(
@@ -58,7 +68,7 @@ def create_app(
     """The ASGI app. Given a ``yard`` the caller keeps owning it; otherwise the app
     builds one from ``yard_settings`` (default: the environment) and closes it on
     shutdown."""
-    server = settings or ServerSettings()
+    server = settings or ServerSettings.for_serving()
     owned = yard is None
     the_yard = yard if yard is not None else Yard.from_settings(yard_settings)
     mcp_endpoints, mcp_managers = mcp_routes(the_yard)  # /mcp and /mcp/discovery
@@ -71,19 +81,26 @@ def create_app(
         # (bench/RESULTS.md, "HTTP API": the durable-audit p99).
         gc.collect()
         gc.freeze()
+        await at_start(the_yard)
         stop = asyncio.Event()
-        checker = None
+        tasks = [
+            asyncio.create_task(
+                keep_in_step(the_yard, stop, index_at_start=server.index_at_start,
+                             refresh_s=server.refresh_s),
+                name="plugyard-background",
+            )
+        ]  # fmt: skip
         if server.health_checks and the_yard.health is not None:
-            checker = asyncio.create_task(the_yard.health.run(stop), name="plugyard-health")
+            tasks.append(asyncio.create_task(the_yard.health.run(stop), name="plugyard-health"))
         try:
             async with mcp_running(mcp_managers, the_yard):
                 yield
         finally:
             stop.set()
-            if checker is not None:
-                checker.cancel()
+            for task in tasks:
+                task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
-                    await checker
+                    await task
             await the_yard.outbound.aclose()
             if owned:
                 the_yard.close()

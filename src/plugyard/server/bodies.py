@@ -126,6 +126,7 @@ class SearchMatch(_Open):
     operation: str | None
     score: float
     why: str
+    relevant: bool
 
 
 class SearchReply(BaseModel):

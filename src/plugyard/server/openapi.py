@@ -7,6 +7,10 @@ otherwise:
 - a body schema given whole (``openapi_extra``) keeps its models in ``$defs``, which
   move to ``components/schemas``, where their references point.
 
+- a path parameter cannot take the name of a concrete sibling path: OpenAPI matches
+  ``/api/v1/pipelines/validate`` before ``/api/v1/pipelines/{name}``, so ``validate``
+  is not a pipeline name there (the parameter's schema says ``not: {enum: [...]}``).
+
 ``Authorization: Bearer <key>`` is described in the key scheme's text rather than as a
 second scheme: a request with a valid ``X-API-Key`` does not read it, so a fuzzer that
 takes the two for alternatives would expect a malformed one beside a good key refused.
@@ -30,7 +34,26 @@ def tidy(document: dict[str, Any]) -> dict[str, Any]:
             _hoist_defs(operation, schemas)
     for name in _FRAMEWORK_SCHEMAS:
         schemas.pop(name, None)
+    _reserve_concrete_names(document.get("paths", {}))
     return document
+
+
+def _reserve_concrete_names(paths: dict[str, Any]) -> None:
+    for template, path_item in paths.items():
+        head, _, last = template.rpartition("/")
+        if not (last.startswith("{") and last.endswith("}")):
+            continue
+        taken = sorted(
+            path.rpartition("/")[2]
+            for path in paths
+            if path.rpartition("/")[0] == head and "{" not in path.rpartition("/")[2]
+        )
+        if not taken:
+            continue
+        for operation in path_item.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") == "path" and parameter.get("name") == last[1:-1]:
+                    parameter.setdefault("schema", {})["not"] = {"enum": taken}
 
 
 def _drop_framework_422(operation: dict[str, Any]) -> None:

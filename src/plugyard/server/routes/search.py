@@ -30,6 +30,7 @@ def _filters(
     family: list[Family],
     capability: str | None,
     unavailable: bool,
+    floor: bool,
 ) -> Filters:
     # The caller never finds what the policy would not let it call.
     return Filters(
@@ -37,7 +38,14 @@ def _filters(
         capability=capability,
         include_unavailable=unavailable,
         can_see=yard.rights(principal.subject, principal.roles),
+        relevant_only=floor,
     )
+
+
+_FLOOR = Query(
+    description="Only matches above the relevance floor (docs/discovery.md): an empty "
+    "answer then means nothing registered looks relevant. `false`: the nearest k."
+)
 
 
 @router.get(
@@ -54,9 +62,10 @@ async def search(
     family: Annotated[list[Family], Query()] = [],  # noqa: B006 - as plugins.py
     capability: Annotated[CapabilityName | None, Query()] = None,
     include_unavailable: Annotated[bool, Query()] = False,
+    floor: Annotated[bool, _FLOOR] = True,
 ) -> Response:
     yard: Yard = request.app.state.yard
-    filters = _filters(yard, principal, family, capability, include_unavailable)
+    filters = _filters(yard, principal, family, capability, include_unavailable, floor)
     matches = await run_in_threadpool(yard.search, q, k, filters)
     return json_response({"query": q, "matches": [m.to_dict() for m in matches]})
 
@@ -76,8 +85,12 @@ async def tools_for(
     family: Annotated[list[Family], Query()] = [],  # noqa: B006 - as plugins.py
     capability: Annotated[CapabilityName | None, Query()] = None,
     include_unavailable: Annotated[bool, Query()] = False,
+    floor: Annotated[bool, _FLOOR] = True,
+    strict: Annotated[
+        bool, Query(description="OpenAI strict-mode definitions where possible (docs/tools.md).")
+    ] = False,
 ) -> Response:
     yard: Yard = request.app.state.yard
-    filters = _filters(yard, principal, family, capability, include_unavailable)
-    tools = await run_in_threadpool(yard.tools_for, q, k, format, filters)
+    filters = _filters(yard, principal, family, capability, include_unavailable, floor)
+    tools = await run_in_threadpool(lambda: yard.tools_for(q, k, format, filters, strict=strict))
     return json_response({"query": q, "format": format, "tools": tools})

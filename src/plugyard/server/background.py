@@ -1,0 +1,51 @@
+"""What a serving process keeps doing beside the requests (HomeClaw §4, "Sync"):
+
+- at start, register what HomeClaw's ``external_plugins.json`` holds and the store
+  lacks, and build the search index — so the first user does not pay for it;
+- on a timer, read the registry again from the store, so plugins another process
+  registered on the same database (the CLI beside a server) are callable and searchable
+  here too; the index follows the registry's events.
+
+Failures are logged and retried on the next tick: a server never stops serving because
+its background work failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from plugyard.errors import PlugyardError
+from plugyard.yard import Yard
+
+log = logging.getLogger("plugyard.server")
+
+
+async def at_start(yard: Yard) -> None:
+    """Before the first request: the external registrations of HomeClaw's file."""
+    try:
+        await yard.sync_external_file()
+    except PlugyardError as exc:
+        log.warning("external plugins file not read: %s: %s", exc.code, exc.message)
+
+
+async def keep_in_step(
+    yard: Yard, stop: asyncio.Event, *, index_at_start: bool, refresh_s: float
+) -> None:
+    if index_at_start:
+        try:
+            await asyncio.to_thread(yard.discovery.start)
+        except Exception:  # a missing model must not stop the server; search says why
+            log.exception("the search index could not be built at start")
+    if refresh_s <= 0:
+        return
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=refresh_s)
+        if stop.is_set():
+            return
+        try:
+            await asyncio.to_thread(yard.registry.refresh)
+        except Exception:
+            log.exception("the registry could not be read again from the store")
