@@ -96,7 +96,7 @@ def confine(
     return Confinement(uid, group, nproc, uid_range if uid is not None else None)
 
 
-def mechanism(*, cgroups: bool = True) -> str:
+def mechanism(*, cgroups: bool = True, uid_range: range = uids.UIDS) -> str:
     """One line: what bounds each sandbox's processes and memory on this host."""
     hierarchy = detect() if cgroups else None
     if hierarchy is not None:
@@ -104,7 +104,7 @@ def mechanism(*, cgroups: bool = True) -> str:
     else:
         parts = ["no cgroup: memory is capped per process only (RLIMIT_AS)"]
     if os.geteuid() == 0:
-        first, last = uids.UIDS.start, uids.UIDS.stop - 1
+        first, last = uid_range.start, uid_range.stop - 1
         parts.append(f"a uid of its own per sandbox ({first}…{last}): RLIMIT_NPROC per sandbox")
     elif hierarchy is None:
         parts.append(f"RLIMIT_NPROC counts every process of uid {os.getuid()} (shared)")

@@ -9,7 +9,7 @@ for a while (:mod:`.retry`): the plugin stays registered, its calls answer
 ``execute`` to a worker of the plugin's pool (persistent) or to a fresh process (one-shot)
 and turns the reply into an :class:`Outcome`; a streaming operation answers with its
 progress first. An idempotent operation whose persistent worker was lost before it gave
-anything back is sent once more, to a fresh worker; nothing else ever runs twice.
+anything back is sent once more, to another worker; nothing else ever runs twice.
 Untrusted plugins run only in a sandbox; where there is none they are refused with
 ``sandbox_unavailable``, never run bare.
 """
@@ -36,7 +36,7 @@ from plugyard.runtimes.subprocess.describe import (
     check_description,
     describe,
 )
-from plugyard.runtimes.subprocess.failures import WorkerFailure
+from plugyard.runtimes.subprocess.failures import WorkerFailure, protocol_failure
 from plugyard.runtimes.subprocess.pool import Pool
 from plugyard.runtimes.subprocess.retry import Refusal, describe_failed
 from plugyard.runtimes.subprocess.spec import (
@@ -207,7 +207,7 @@ class SubprocessPluginRuntime:
         return found
 
     def _resolve(
-        self, target: Target, run_describe: bool, previous: object = None
+        self, target: Target, run_describe: bool, previous: WrapperSpec | Refusal | None = None
     ) -> WrapperSpec | Refusal:
         if needs_sandbox(target):
             reason = unavailable_reason()
@@ -246,7 +246,7 @@ def _outcome(worker: Worker, reply: protocol.Reply) -> Outcome:
     try:
         return protocol.outcome(reply.result)
     except protocol.ProtocolError as exc:
-        worker.kill()
+        worker.kill(protocol_failure(str(exc)))
         return _failure("wrapper_protocol_error", str(exc))
 
 

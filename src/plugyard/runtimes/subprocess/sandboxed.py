@@ -38,6 +38,7 @@ class SandboxedTree:
         self._core: frozenset[int] | None = None
         self._wrapper = 0
         self._releasing: asyncio.Task[bool] | None = None
+        self._memory_kills = 0  # as many as the group had when the worker was last idle
 
     def kill(self) -> None:
         """SIGKILL the whole tree: its cgroup at once (nothing in it can fork from then
@@ -48,9 +49,10 @@ class SandboxedTree:
             kill_tree(self.root)
 
     def memory_capped(self) -> bool:
-        """Whether the kernel killed a process of the sandbox at its memory cap."""
+        """Whether the kernel killed a process of the sandbox at its memory cap since the
+        worker was last idle (an old kill says nothing about what just happened)."""
         group = self.confinement.group
-        return group is not None and group.memory_kills() > 0
+        return group is not None and group.memory_kills() > self._memory_kills
 
     async def release(self) -> None:
         """Give the confinement back once its processes are gone. Every caller waits for
@@ -64,6 +66,8 @@ class SandboxedTree:
     ) -> None:
         """Kill the strays of an idle worker; ``retire`` it if, a moment later, it is still
         idle and its wrapper has not collected the zombies they left."""
+        if self.confinement.group is not None:
+            self._memory_kills = self.confinement.group.memory_kills()
         if self.kill_strays() or self.zombies():
 
             def check() -> None:
