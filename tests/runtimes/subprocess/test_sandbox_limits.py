@@ -222,12 +222,15 @@ def test_what_a_call_leaves_running_is_killed_once_its_worker_is_idle(
     target, marker = chaos_target(tmp_path / "chaos", trust="untrusted")
 
     async def test(runtime: SubprocessPluginRuntime) -> list[Any]:
-        left = await runtime.invoke(
-            target, target.descriptor.operations[0], {"do": "daemon_reply"}, CallContext("d"), None
-        )
+        op = target.descriptor.operations[0]
+        # Back to back: the second one's daemon is left to the tidy due a moment later.
+        left = [
+            await runtime.invoke(target, op, {"do": "daemon_reply"}, CallContext(n), None)
+            for n in ("1", "2")
+        ]
         wrapper = _tree(runtime, target).core()
         await _until(lambda: len(marked(marker)) == 1)
-        return [left, wrapper, marked(marker)]
+        return [left[-1], wrapper, marked(marker)]
 
     left, core, after = _run(SubprocessSettings(cgroups=cgroups), test)
     assert left.data == "left one behind"

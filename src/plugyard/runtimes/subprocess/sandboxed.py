@@ -39,6 +39,9 @@ class SandboxedTree:
         self._wrapper = 0
         self._releasing: asyncio.Task[bool] | None = None
         self._memory_kills = 0  # as many as the group had when the worker was last idle
+        self._tidied = float("-inf")
+        self._timer: asyncio.TimerHandle | None = None
+        self._arming = False
 
     def kill(self) -> None:
         """SIGKILL the whole tree: its cgroup at once (nothing in it can fork from then
@@ -61,11 +64,44 @@ class SandboxedTree:
             self._releasing = asyncio.get_running_loop().create_task(self.confinement.arelease())
         await asyncio.shield(self._releasing)
 
-    def tidy(
+    def idle(
         self, loop: asyncio.AbstractEventLoop, idle: Callable[[], bool], retire: Callable[[], None]
     ) -> None:
-        """Kill the strays of an idle worker; ``retire`` it if, a moment later, it is still
-        idle and its wrapper has not collected the zombies they left."""
+        """The worker has no request in flight (``idle`` says whether that still holds).
+        Tidy at most once per :data:`TIDY_EVERY_S`: now if the last tidy is that old, else
+        when it will be, if the worker is idle then. A busy worker goes idle between most
+        calls: looking at its processes each time would halve its throughput, and a timer
+        left pending while calls run (armed only after a turn of the loop still idle,
+        dropped by :meth:`busy`) would make every wait of the loop a timed one."""
+        if loop.time() >= self._tidied + TIDY_EVERY_S:
+            self._tidy(loop, idle, retire)
+        elif self._timer is None and not self._arming:
+            self._arming = True
+            loop.call_soon(self._arm, loop, idle, retire)
+
+    def busy(self) -> None:
+        """A request starts: no tidy is due while it runs."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _arm(
+        self, loop: asyncio.AbstractEventLoop, idle: Callable[[], bool], retire: Callable[[], None]
+    ) -> None:
+        self._arming = False
+        if self._timer is None and idle():
+            wait = max(0.0, self._tidied + TIDY_EVERY_S - loop.time())
+            self._timer = loop.call_later(wait, self._tidy, loop, idle, retire)
+
+    def _tidy(
+        self, loop: asyncio.AbstractEventLoop, idle: Callable[[], bool], retire: Callable[[], None]
+    ) -> None:
+        """Kill the strays; ``retire`` the worker if, a moment later, it is still idle and
+        its wrapper has not collected the zombies they left."""
+        self._timer = None
+        if not idle():
+            return
+        self._tidied = loop.time()
         if self.confinement.group is not None:
             self._memory_kills = self.confinement.group.memory_kills()
         if self.kill_strays() or self.zombies():

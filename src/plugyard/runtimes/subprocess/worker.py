@@ -28,7 +28,7 @@ from plugyard.runtimes.base import Progress
 from plugyard.runtimes.subprocess import hostcalls, protocol
 from plugyard.runtimes.subprocess.failures import WorkerFailure, lost, protocol_failure
 from plugyard.runtimes.subprocess.process import kill_tree, spawn
-from plugyard.runtimes.subprocess.sandboxed import TIDY_EVERY_S, SandboxedTree
+from plugyard.runtimes.subprocess.sandboxed import SandboxedTree
 from plugyard.runtimes.subprocess.spec import SubprocessSettings, WrapperSpec
 
 
@@ -47,8 +47,6 @@ class Worker:
         self.proc: asyncio.subprocess.Process | None = None
         self.sandbox: SandboxedTree | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._tidy_at: asyncio.TimerHandle | None = None
-        self._tidied = float("-inf")
         self._requests: dict[int, _Request] = {}
         self._abandoned: dict[int, asyncio.TimerHandle] = {}  # cancelled, reply awaited
         self._next_id = 0
@@ -111,6 +109,8 @@ class Worker:
             )
         request = _Request(host)
         self._requests[ident] = request
+        if self.sandbox is not None:
+            self.sandbox.busy()
         try:
             try:
                 self.proc.stdin.write(line + b"\n")
@@ -275,24 +275,15 @@ class Worker:
         await sandbox.release()
 
     def _idle_check(self) -> None:
-        # At most one tidy per TIDY_EVERY_S: a busy worker goes idle between most calls,
-        # and looking at its processes each time would halve its throughput.
-        loop = self._loop
-        if self.sandbox is None or loop is None or self._tidy_at is not None or not self._idle():
-            return
-        with contextlib.suppress(RuntimeError):  # a generator finalised after its loop
-            delay = max(0.0, self._tidied + TIDY_EVERY_S - loop.time())
-            self._tidy_at = loop.call_later(delay, self._tidy)
+        if self.sandbox is not None and self._loop is not None and self._idle():
+            with contextlib.suppress(RuntimeError):  # a generator finalised after its loop
+                self.sandbox.idle(self._loop, self._idle, self._retire)
 
     def _idle(self) -> bool:
         return self.in_flight == 0 and self.alive
 
-    def _tidy(self) -> None:
-        self._tidy_at = None
-        if self.sandbox is not None and self._idle() and self._loop is not None:
-            self._tidied = self._loop.time()
-            retire = lost("the wrapper kept zombie processes", "retired")
-            self.sandbox.tidy(self._loop, self._idle, lambda: self._break(retire))
+    def _retire(self) -> None:
+        self._break(lost("the wrapper kept zombie processes", "retired"))
 
     def _break(self, failure: WorkerFailure) -> None:
         if self.broken is None:
