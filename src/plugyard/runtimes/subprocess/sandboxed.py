@@ -31,10 +31,20 @@ _STOP_ROUNDS = 5
 
 
 class SandboxedTree:
-    """The process tree under bubblewrap ``root`` and the confinement it was given."""
+    """The process tree under bubblewrap ``root`` and the confinement it was given, for a
+    worker on ``loop``: ``idle()`` says whether it has no request in flight, ``retire()``
+    ends it."""
 
-    def __init__(self, root: int, confinement: Confinement) -> None:
+    def __init__(
+        self,
+        root: int,
+        confinement: Confinement,
+        loop: asyncio.AbstractEventLoop,
+        idle: Callable[[], bool],
+        retire: Callable[[], None],
+    ) -> None:
         self.root, self.confinement = root, confinement
+        self._loop, self._idle, self._retire = loop, idle, retire
         self._core: frozenset[int] | None = None
         self._wrapper = 0
         self._releasing: asyncio.Task[bool] | None = None
@@ -64,20 +74,18 @@ class SandboxedTree:
             self._releasing = asyncio.get_running_loop().create_task(self.confinement.arelease())
         await asyncio.shield(self._releasing)
 
-    def idle(
-        self, loop: asyncio.AbstractEventLoop, idle: Callable[[], bool], retire: Callable[[], None]
-    ) -> None:
-        """The worker has no request in flight (``idle`` says whether that still holds).
-        Tidy at most once per :data:`TIDY_EVERY_S`: now if the last tidy is that old, else
-        when it will be, if the worker is idle then. A busy worker goes idle between most
-        calls: looking at its processes each time would halve its throughput, and a timer
-        left pending while calls run (armed only after a turn of the loop still idle,
-        dropped by :meth:`busy`) would make every wait of the loop a timed one."""
-        if loop.time() >= self._tidied + TIDY_EVERY_S:
-            self._tidy(loop, idle, retire)
+    def idle(self) -> None:
+        """The worker has no request in flight. Tidy at most once per
+        :data:`TIDY_EVERY_S`: now if the last tidy is that old, else when it will be, if
+        the worker is idle then. A busy worker goes idle between most calls: looking at
+        its processes each time would halve its throughput, and a timer left pending while
+        calls run (armed only after a turn of the loop still idle, dropped by
+        :meth:`busy`) would make every wait of the loop a timed one."""
+        if self._loop.time() >= self._tidied + TIDY_EVERY_S:
+            self._tidy()
         elif self._timer is None and not self._arming:
             self._arming = True
-            loop.call_soon(self._arm, loop, idle, retire)
+            self._loop.call_soon(self._arm)
 
     def busy(self) -> None:
         """A request starts: no tidy is due while it runs."""
@@ -85,32 +93,27 @@ class SandboxedTree:
             self._timer.cancel()
             self._timer = None
 
-    def _arm(
-        self, loop: asyncio.AbstractEventLoop, idle: Callable[[], bool], retire: Callable[[], None]
-    ) -> None:
+    def _arm(self) -> None:
         self._arming = False
-        if self._timer is None and idle():
-            wait = max(0.0, self._tidied + TIDY_EVERY_S - loop.time())
-            self._timer = loop.call_later(wait, self._tidy, loop, idle, retire)
+        if self._timer is None and self._idle():
+            wait = max(0.0, self._tidied + TIDY_EVERY_S - self._loop.time())
+            self._timer = self._loop.call_later(wait, self._tidy)
 
-    def _tidy(
-        self, loop: asyncio.AbstractEventLoop, idle: Callable[[], bool], retire: Callable[[], None]
-    ) -> None:
-        """Kill the strays; ``retire`` the worker if, a moment later, it is still idle and
-        its wrapper has not collected the zombies they left."""
+    def _tidy(self) -> None:
+        """Kill the strays; retire the worker if, a moment later, it is still idle and its
+        wrapper has not collected the zombies they left."""
         self._timer = None
-        if not idle():
+        if not self._idle():
             return
-        self._tidied = loop.time()
+        self._tidied = self._loop.time()
         if self.confinement.group is not None:
             self._memory_kills = self.confinement.group.memory_kills()
         if self.kill_strays() or self.zombies():
+            self._loop.call_later(ZOMBIE_GRACE_S, self._retire_if_zombies)
 
-            def check() -> None:
-                if idle() and self.zombies():
-                    retire()
-
-            loop.call_later(ZOMBIE_GRACE_S, check)
+    def _retire_if_zombies(self) -> None:
+        if self._idle() and self.zombies():
+            self._retire()
 
     def core(self) -> frozenset[int] | None:
         """Bubblewrap, its init and the wrapper (``None`` until all three are up)."""

@@ -86,7 +86,9 @@ class Worker:
             self.broken = WorkerFailure("plugin_unavailable", f"the wrapper does not start: {exc}")
             raise self.broken from None
         if confinement is not None:
-            self.sandbox = SandboxedTree(self.proc.pid, confinement)
+            self.sandbox = SandboxedTree(
+                self.proc.pid, confinement, self._loop, self._idle, self._retire
+            )
         self._readers = [self._spawn(self._read()), self._spawn(self._drain_stderr())]
         if self.sandbox is not None:
             self._spawn(self._release_at_exit(self.sandbox))
@@ -275,9 +277,10 @@ class Worker:
         await sandbox.release()
 
     def _idle_check(self) -> None:
-        if self.sandbox is not None and self._loop is not None and self._idle():
-            with contextlib.suppress(RuntimeError):  # a generator finalised after its loop
-                self.sandbox.idle(self._loop, self._idle, self._retire)
+        # (A generator finalised late may get here after its loop closed.)
+        loop = self._loop
+        if self.sandbox is not None and self._idle() and loop is not None and not loop.is_closed():
+            self.sandbox.idle()
 
     def _idle(self) -> bool:
         return self.in_flight == 0 and self.alive
