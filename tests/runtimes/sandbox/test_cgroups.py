@@ -12,7 +12,8 @@ import pytest
 
 from plugyard.runtimes.sandbox import SandboxLimits, confine, mechanism, sandboxed
 from plugyard.runtimes.sandbox import uids as sandbox_uids
-from plugyard.runtimes.sandbox.cgroups import Group, candidates, detect
+from plugyard.runtimes.sandbox.cgroups import Group
+from plugyard.runtimes.sandbox.detect import candidates, detect
 from plugyard.runtimes.sandbox.uids import lease, release
 
 HOST_GROUPS = detect()

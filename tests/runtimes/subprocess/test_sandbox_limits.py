@@ -17,7 +17,7 @@ import pytest
 
 from plugyard.runtimes.base import CallContext, Outcome, Target
 from plugyard.runtimes.sandbox import SandboxLimits, unavailable_reason
-from plugyard.runtimes.sandbox.cgroups import detect
+from plugyard.runtimes.sandbox.detect import detect
 from plugyard.runtimes.sandbox.uids import in_use
 from plugyard.runtimes.subprocess import SubprocessPluginRuntime, SubprocessSettings
 from plugyard.runtimes.subprocess.sandboxed import SandboxedTree

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from plugyard.runtimes.sandbox import uids
 from plugyard.runtimes.sandbox.bwrap import SandboxLimits
-from plugyard.runtimes.sandbox.cgroups import Group, detect
+from plugyard.runtimes.sandbox.cgroups import Group
+from plugyard.runtimes.sandbox.detect import detect
 
 _MIB = 1024 * 1024
 
