@@ -73,6 +73,11 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "wrapper_protocol_error": ErrorSpec(
         502, "A subprocess wrapper broke the wire protocol; the worker was replaced."
     ),
+    # 502, not 503: the call reached a worker that failed under it (a bad gateway), and
+    # whether it ran partly is unknown, so it is no plain "try again later".
+    "worker_lost": ErrorSpec(
+        502, "The worker running the call died or was killed before it answered."
+    ),
     # Governance (docs/governance.md).
     "policy_invalid": ErrorSpec(
         422, "The policy document is malformed or unknown; nothing is allowed."

@@ -422,7 +422,16 @@ class Yard:
                                 code="capability_unavailable")  # fmt: skip
         installer = Installer(root, scan=scan_folder)
         installer.sweep()  # what a killed install, upgrade or removal left behind
-        return PackageManager(installer, self.registry, lambda p: check(p, self.runtimes))
+        return PackageManager(
+            installer, self.registry, lambda p: check(p, self.runtimes), self._forget
+        )
+
+    def _forget(self, plugin_id: str) -> None:
+        """Every runtime lets go of ``plugin_id``: its workers stop, its code is dropped."""
+        for runtime in self.runtimes.values():
+            forget = getattr(runtime, "forget", None)
+            if forget is not None:
+                forget(plugin_id)
 
     @cached_property
     def feeds(self) -> FeedScheduler:

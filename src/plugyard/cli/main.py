@@ -12,6 +12,7 @@ from plugyard.cli.mcp import mcp_group
 from plugyard.cli.packages import packages_group
 from plugyard.cli.pipeline import palette_command, pipeline_group
 from plugyard.cli.plugins import call_command, plugins_group
+from plugyard.cli.sandbox import sandbox_command
 from plugyard.cli.search import index_group, search_command
 from plugyard.cli.serve import serve_command
 
@@ -43,6 +44,7 @@ cli.add_command(pipeline_group)
 cli.add_command(palette_command)
 cli.add_command(mcp_group)
 cli.add_command(packages_group)
+cli.add_command(sandbox_command)
 
 for governance_command in GOVERNANCE_COMMANDS:
     cli.add_command(governance_command)

@@ -13,12 +13,14 @@ def send(obj, end="\n"):
 
 
 def grandchild():
-    if os.fork() == 0:
+    pid = os.fork()
+    if pid == 0:
         os.setsid()
         if os.fork() == 0:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             time.sleep(600)
         os._exit(0)
+    return pid
 
 
 for line in sys.stdin:
@@ -43,6 +45,8 @@ for line in sys.stdin:
             )
         elif lie == "junk":
             send({"id": ident}, end="oops\n")
+        elif lie == "crash_unless_ready" and not os.path.exists("ready"):
+            os._exit(1)
         else:
             send({"id": ident, "error": {"code": "invalid_request", "message": "no describe"}})
         continue
@@ -57,6 +61,10 @@ for line in sys.stdin:
         send({"id": ident, "result": {"data": os.getpid()}})
     elif do == "hang":
         time.sleep(600)
+    elif do == "log_crash":  # leaves a line in ./runs, then dies without a reply
+        with open("runs", "a") as runs:
+            runs.write("ran\n")
+        os._exit(3)
     elif do == "crash_mid":
         sys.stdout.write(f'{{"id": {ident}, "result": {{"da')
         sys.stdout.flush()
@@ -84,6 +92,13 @@ for line in sys.stdin:
     elif do == "grandchild_reply":
         grandchild()
         send({"id": ident, "result": {"data": "left one behind"}})
+    elif do == "daemon_reply":  # a setsid grandchild left running, its parent collected
+        os.waitpid(grandchild(), 0)
+        send({"id": ident, "result": {"data": "left one behind"}})
+    elif do == "zombie_reply":  # a child that exited and is never collected
+        if os.fork() == 0:
+            os._exit(0)
+        send({"id": ident, "result": {"data": "left a zombie"}})
     elif do == "bad_json":
         sys.stdout.write("{not json\n")
         sys.stdout.flush()

@@ -13,10 +13,10 @@ from runtimes.subprocess.helpers import call, chaos_target, none_left
 
 CASES = {
     "hang": "timeout",
-    "crash_mid": "plugin_error",
+    "crash_mid": "worker_lost",
     "big_line": "wrapper_protocol_error",
     "no_newline": "timeout",
-    "close_stdout": "plugin_error",
+    "close_stdout": "worker_lost",
     "ignore_term": "timeout",
     "grandchild": "timeout",
 }

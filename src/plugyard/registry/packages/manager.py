@@ -1,7 +1,9 @@
 """Installing and removing packages while the host runs: the folder and the registry move
 together. A package may not take a plugin id another source holds (``duplicate_plugin``,
 checked before anything is put in place); an upgrade drops the ids its new version no
-longer declares."""
+longer declares. Removing or upgrading a package releases its plugins from the runtimes
+at once — their workers are stopped, their cached code and describe forgotten — so no
+worker lives on with the old files."""
 
 from __future__ import annotations
 
@@ -17,6 +19,12 @@ from plugyard.registry.registry import Registry
 
 #: How the host checks a plugin before registering it (``yard.check`` with its runtimes).
 Check = Callable[[RegisteredPlugin], RegisteredPlugin]
+#: How the host lets go of a plugin id's workers and cached code (every runtime's ``forget``).
+Release = Callable[[str], None]
+
+
+def _keep(plugin_id: str) -> None:
+    """Nothing to release: a manager without runtimes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,10 +35,13 @@ class Installed:
 
 
 class PackageManager:
-    def __init__(self, installer: Installer, registry: Registry, check: Check) -> None:
+    def __init__(
+        self, installer: Installer, registry: Registry, check: Check, release: Release = _keep
+    ) -> None:
         self.installer = installer
         self.registry = registry
         self.check = check
+        self.release = release
 
     @property
     def root(self) -> Path:
@@ -49,6 +60,10 @@ class PackageManager:
         package = self.installer.install(
             archive, trust=trust, allow_findings=allow_findings, name=name, vet=self._vet
         )
+        # The old files are gone: what ran them stops, and the new version is checked
+        # afresh, not from what was cached for the old one.
+        for held in self._held_by(package.name):
+            self.release(held.id)
         try:
             result = load_package(package)
             if result.failures:
@@ -79,6 +94,8 @@ class PackageManager:
         held = self._held_by(name)
         package = self.installer.remove(name)
         events = [e for e in (self.registry.unregister(p.id) for p in held) if e is not None]
+        for plugin in held:
+            self.release(plugin.id)
         return package, tuple(events)
 
     def _vet(self, name: str, plugin_ids: Sequence[str]) -> None:

@@ -8,17 +8,22 @@ network (a network namespace with only a loopback of its own), its own PID names
 into), a cleared environment and resource limits.
 
 Who it runs as depends on who we are. As root, bubblewrap needs no user namespace: the
-program is started through ``setpriv`` as the host's uid/gid 65534 with every capability
-and the bounding set dropped and ``no_new_privs`` set — really unprivileged on the host,
-so ``RLIMIT_NPROC`` holds (it counts every process of uid 65534 on the machine, which
-makes it a global fork-bomb cap across all sandboxes). As anyone else, bubblewrap makes
-a user namespace and maps the caller to uid/gid 65534 inside; the host uid is then the
-caller's own, already unprivileged.
+program is started through ``setpriv`` as an unprivileged host uid/gid with every
+capability and the bounding set dropped and ``no_new_privs`` set. That uid is 65534 unless
+the caller gives the sandbox one of its own (:mod:`.confine` does, so that
+``RLIMIT_NPROC`` counts one sandbox's processes, not every sandbox's). As anyone else,
+bubblewrap makes a user namespace and maps the caller to uid/gid 65534 inside; the host
+uid is then the caller's own, already unprivileged.
+
+A confinement's cgroup is entered before anything else runs: ``/bin/sh`` writes its own
+pid into the group's ``cgroup.procs`` files and execs the rest (no Python between fork
+and exec, and a failed write stops the launch).
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -27,10 +32,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from plugyard.runtimes.sandbox.confine import Confinement
 
 #: Where the plugin folder appears inside the sandbox.
 PLUGIN_DIR = "/plugin"
-#: The uid and gid sandboxed code runs as ("nobody").
+#: The uid and gid sandboxed code runs as ("nobody") unless its confinement gives it one.
 SANDBOX_UID = 65534
 _MIB = 1024 * 1024
 # plugyard's own package folder (this file is plugyard/runtimes/sandbox/bwrap.py).
@@ -38,30 +47,38 @@ _PACKAGE = Path(__file__).resolve().parents[2]
 # Files of /etc that dynamic linking and locale handling read; nothing else of /etc.
 # Node.js reads OpenSSL's configuration at start; the public CA certificates come with it.
 _ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/alternatives", "/etc/ssl")
+# Writes $$ into each file up to "--", then execs what follows; any failed write ends it.
+_ENTER = 'for f in "$@"; do shift; [ "$f" = -- ] && exec "$@"; echo $$ >"$f" || exit 125; done'
 
 
 @dataclass(frozen=True)
 class SandboxLimits:
-    """Resource limits of one sandboxed process tree (``setrlimit`` semantics: per process,
-    except ``processes``, which counts every process of the sandbox uid).
+    """Resource limits of one sandboxed process tree.
 
-    ``memory_mb`` is the address space (``RLIMIT_AS``), which counts reservations, not use:
-    raise it for runtimes that reserve much (a JVM). ``cpu_s`` is CPU time over the
-    process's whole life, so a persistent worker that used it up is killed and replaced."""
+    Per process (``setrlimit``): ``memory_mb`` is the address space (``RLIMIT_AS``), which
+    counts reservations, not use — raise it for runtimes that reserve much (a JVM);
+    ``cpu_s`` is CPU time over the process's whole life, so a persistent worker that used
+    it up is killed and replaced; ``open_files``; ``file_size_mb``.
+
+    Per sandbox: ``processes`` (threads count too) is the group's ``pids.max`` and the
+    ``RLIMIT_NPROC`` of the sandbox's own uid; ``total_memory_mb`` is the memory in use by
+    all of its processes together, swap and its private ``/tmp`` included. Both hold
+    only as far as the host allows (see :mod:`.confine`)."""
 
     memory_mb: int = 1024
     cpu_s: int = 60
     open_files: int = 256
     processes: int = 256
     file_size_mb: int = 64
+    total_memory_mb: int = 1024
 
-    def rlimits(self) -> dict[str, int]:
-        """``prlimit`` option name → value."""
+    def rlimits(self, nproc: int | None = None) -> dict[str, int]:
+        """``prlimit`` option name → value (``nproc`` instead of ``processes``)."""
         return {
             "as": self.memory_mb * _MIB,
             "cpu": self.cpu_s,
             "nofile": self.open_files,
-            "nproc": self.processes,
+            "nproc": self.processes if nproc is None else nproc,
             "fsize": self.file_size_mb * _MIB,
         }
 
@@ -99,17 +116,26 @@ def sandboxed(
     env: Mapping[str, str],
     limits: SandboxLimits = SandboxLimits(),
     writable: bool = False,
+    confinement: Confinement | None = None,
 ) -> list[str]:
     """The argv that runs ``argv`` in a sandbox (see the module docstring).
 
     ``folder`` is bound at :data:`PLUGIN_DIR` (read-only unless ``writable``) and is the
     working directory; ``argv`` must already name paths as the sandbox sees them (use
-    :func:`inside` for those under ``folder``). ``env`` is the whole environment."""
+    :func:`inside` for those under ``folder``). ``env`` is the whole environment.
+    ``confinement`` gives the sandbox its own cgroup and uid."""
     if not argv:
         raise ValueError("nothing to run")
     bwrap = bwrap_path() or "bwrap"
     root = os.geteuid() == 0
-    out = [*_limit_prefix(limits), bwrap]
+    uid = SANDBOX_UID
+    out: list[str] = []
+    if confinement is not None:
+        uid = confinement.uid if confinement.uid is not None else SANDBOX_UID
+        if confinement.enter():
+            out += ["/bin/sh", "-c", _ENTER, "sh", *confinement.enter(), "--"]
+    nproc = confinement.nproc if confinement is not None else None
+    out += [*_limit_prefix(limits.rlimits(nproc)), bwrap]
     if root:
         out += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
         out += ["--unshare-cgroup-try"]
@@ -134,7 +160,7 @@ def sandboxed(
     if root:
         out += [
             shutil.which("setpriv") or "/usr/bin/setpriv",
-            f"--reuid={SANDBOX_UID}", f"--regid={SANDBOX_UID}", "--clear-groups",
+            f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
         ]  # fmt: skip
     return [*out, *argv]
@@ -151,11 +177,11 @@ def inside(path: str | os.PathLike[str], folder: str) -> str:
     return str(path)
 
 
-def _limit_prefix(limits: SandboxLimits) -> list[str]:
+def _limit_prefix(values: dict[str, int]) -> list[str]:
     prlimit = shutil.which("prlimit")
-    values = limits.rlimits()
     if prlimit is not None:
-        return [prlimit, *(f"--{name}={value}" for name, value in values.items()), "--"]
+        shown = {k: "unlimited" if v == resource.RLIM_INFINITY else v for k, v in values.items()}
+        return [prlimit, *(f"--{name}={value}" for name, value in shown.items()), "--"]
     # Without util-linux, our own interpreter sets the limits and execs bubblewrap.
     code = (
         "import os,resource as r,sys\n"

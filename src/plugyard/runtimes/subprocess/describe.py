@@ -2,9 +2,11 @@
 
 Registration is synchronous, so this runs the wrapper with plain pipes and ``select``
 under one deadline; it reads at most one capped line at a time and kills the whole tree
-afterwards, whatever happened. A wrapper that answers ``describe`` with an error does not
-describe itself (allowed); one that answers with garbage, or with a plugin whose id or
-operations disagree with its manifest, is a liar and stays unavailable.
+afterwards, whatever happened. A sandboxed wrapper describes itself in a confinement of
+its own, like any worker: a fork bomb elsewhere cannot make it fail. A wrapper that
+answers ``describe`` with an error does not describe itself (allowed); one that answers
+with garbage, or with a plugin whose id or operations disagree with its manifest, is a
+liar and stays unavailable.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from plugyard.errors import ManifestError
 from plugyard.manifest.load import load_data
 from plugyard.manifest.model import PluginDescriptor
 from plugyard.runtimes.base import ErrorInfo
-from plugyard.runtimes.sandbox import SandboxLimits
+from plugyard.runtimes.sandbox import Confinement
 from plugyard.runtimes.subprocess import protocol
 from plugyard.runtimes.subprocess.process import _prepare_child, kill_tree
-from plugyard.runtimes.subprocess.spec import WrapperSpec
+from plugyard.runtimes.subprocess.spec import SubprocessSettings, WrapperSpec
 
 DESCRIBE_TIMEOUT_S = 15.0
 
@@ -35,13 +37,31 @@ class DescribeError(Exception):
         self.code, self.message = code, message
 
 
-def describe(spec: WrapperSpec, limits: SandboxLimits, timeout_s: float) -> Any | None:
+def describe(spec: WrapperSpec, settings: SubprocessSettings, timeout_s: float) -> Any | None:
     """The wrapper's ``describe`` result, or ``None`` when it answered with an error."""
     deadline = time.monotonic() + timeout_s
     env = {"PATH": spec.env["PATH"]} if spec.sandbox else dict(spec.env)
     try:
+        confinement = settings.confine() if spec.sandbox else None
+    except OSError as exc:
+        raise DescribeError("plugin_unavailable", f"no sandbox to start in: {exc}") from None
+    try:
+        return _ask(spec, settings, confinement, env, deadline)
+    finally:
+        if confinement is not None:
+            confinement.release()
+
+
+def _ask(
+    spec: WrapperSpec,
+    settings: SubprocessSettings,
+    confinement: Confinement | None,
+    env: dict[str, str],
+    deadline: float,
+) -> Any | None:
+    try:
         proc = subprocess.Popen(
-            spec.launch(limits),
+            spec.launch(settings.limits, confinement),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -74,6 +94,8 @@ def describe(spec: WrapperSpec, limits: SandboxLimits, timeout_s: float) -> Any 
                 return None if message.error is not None else message.result
         raise DescribeError("plugin_error", "the wrapper closed stdout before describing")
     finally:
+        if confinement is not None:
+            confinement.kill()
         kill_tree(proc.pid)
         proc.wait()
         for pipe in (proc.stdin, proc.stdout):

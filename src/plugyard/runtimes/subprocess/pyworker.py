@@ -6,10 +6,10 @@ untrusted code). It loads the folder's manifest and code with the in-process run
 loader — every code style that runtime supports — and answers ``describe`` and
 ``execute``, and ``cancel`` for code that can stop (async functions and streams; a
 sync function cannot be interrupted, so its cancel is left unanswered and the host kills
-the worker after its grace). ``<folder>/vendor`` goes on ``sys.path`` with
-``sys.path.insert`` (so its ``.pth`` files are never run). The plugin's ``host`` is a
-proxy: each call of an allowed method becomes a host call on the pipe, answered by the
-host's gated host object.
+the worker after its grace). Whenever no request runs, it reaps its exited children.
+``<folder>/vendor`` goes on ``sys.path`` with ``sys.path.insert`` (so its ``.pth`` files
+are never run). The plugin's ``host`` is a proxy: each call of an allowed method becomes
+a host call on the pipe, answered by the host's gated host object.
 
 Threads: one reads stdin and hands requests to the event loop and host replies to
 whoever waits for them; the loop runs the plugin's code. A sync host method called on the
@@ -195,6 +195,8 @@ class Server:
             self._stoppable.pop(ident, None)
             self._cancelled.discard(ident)
             self.received.discard(ident)
+            if not self.received:
+                _collect_children()
 
     async def _execute(self, ident: Any, params: dict[str, Any]) -> None:
         from plugyard.runtimes.base import CallContext, Outcome, Progress
@@ -242,6 +244,17 @@ class Server:
                 self.channel.send({"id": ident, "progress": progress})
             else:
                 self.channel.send({"id": ident, "result": outcome_data(item)})
+
+
+def _collect_children() -> None:
+    """Reap the worker's exited children while no request runs (no plugin code waits for
+    one then): each zombie would hold a slot of the sandbox's process budget, and the host
+    retires a worker that keeps them."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
 
 
 def _reader(loop: asyncio.AbstractEventLoop, server: Server, stdin: Any) -> None:

@@ -2,11 +2,16 @@
 
 ``check`` resolves a plugin's command once per (id, content hash, folder, trust) — path,
 allowlist, sandbox — and asks the wrapper to ``describe`` itself; what it finds, or why
-the plugin cannot run (prefixed with an error code), is cached. ``invoke`` sends one
+the plugin cannot run (prefixed with an error code), is cached. A describe that failed
+without a verdict on the plugin (it crashed, timed out, could not start) is cached only
+for a while (:mod:`.retry`): the plugin stays registered, its calls answer
+``plugin_unavailable`` until a later call describes it again. ``invoke`` sends one
 ``execute`` to a worker of the plugin's pool (persistent) or to a fresh process (one-shot)
 and turns the reply into an :class:`Outcome`; a streaming operation answers with its
-progress first. Untrusted plugins run only in a sandbox; where there is none they are
-refused with ``sandbox_unavailable``, never run bare.
+progress first. An idempotent operation whose persistent worker was lost before it gave
+anything back is sent once more, to another worker; nothing else ever runs twice.
+Untrusted plugins run only in a sandbox; where there is none they are refused with
+``sandbox_unavailable``, never run bare.
 """
 
 from __future__ import annotations
@@ -14,10 +19,10 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import logging
 import threading
 import weakref
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 from plugyard.errors import ERROR_CODES
@@ -31,7 +36,9 @@ from plugyard.runtimes.subprocess.describe import (
     check_description,
     describe,
 )
+from plugyard.runtimes.subprocess.failures import WorkerFailure, protocol_failure
 from plugyard.runtimes.subprocess.pool import Pool
+from plugyard.runtimes.subprocess.retry import Refusal, describe_failed
 from plugyard.runtimes.subprocess.spec import (
     SpecError,
     SubprocessSettings,
@@ -39,20 +46,12 @@ from plugyard.runtimes.subprocess.spec import (
     needs_sandbox,
     resolve,
 )
-from plugyard.runtimes.subprocess.worker import Worker, WorkerFailure
+from plugyard.runtimes.subprocess.worker import Worker
 
 _Key = tuple[str, str, str | None, str]
 # Every runtime's workers die with the interpreter (weakly held: runtimes come and go).
 _LIVE: weakref.WeakSet[SubprocessPluginRuntime] = weakref.WeakSet()
-
-
-@dataclass(frozen=True)
-class _Refusal:
-    code: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
+log = logging.getLogger("plugyard.runtimes.subprocess")
 
 
 class SubprocessPluginRuntime:
@@ -63,7 +62,7 @@ class SubprocessPluginRuntime:
     def __init__(self, settings: SubprocessSettings | None = None, *, describe: bool = True):
         self.settings = settings or SubprocessSettings()
         self._describe = describe
-        self._entries: dict[_Key, WrapperSpec | _Refusal] = {}
+        self._entries: dict[_Key, WrapperSpec | Refusal] = {}
         self._pools: dict[_Key, Pool] = {}
         # A descriptor without a content hash is keyed by its identity: keep it alive.
         self._anchors: dict[_Key, object] = {}
@@ -72,16 +71,20 @@ class SubprocessPluginRuntime:
 
     def check(self, target: Target) -> str | None:
         found = self._entry(target, describe=self._describe)
-        return str(found) if isinstance(found, _Refusal) else None
+        if isinstance(found, Refusal) and found.passing:
+            log.warning("plugin %s: %s; a later call tries again", target.descriptor.id, found)
+            return None
+        return str(found) if isinstance(found, Refusal) else None
 
     def forget(self, plugin_id: str) -> None:
+        """Drop what is cached for ``plugin_id`` and stop its workers at once (its package
+        was removed or upgraded); safe from any thread."""
         with self._lock:
             for key in [k for k in self._entries if k[0] == plugin_id]:
                 del self._entries[key]
                 self._anchors.pop(key, None)
-                pool = self._pools.pop(key, None)
-                if pool is not None:
-                    pool.kill()
+            for key in [k for k in self._pools if k[0] == plugin_id]:
+                self._pools.pop(key).stop()
 
     async def invoke(
         self,
@@ -93,17 +96,22 @@ class SubprocessPluginRuntime:
     ) -> Answer:
         key = _key(target)
         spec = self._entries.get(key) or self._entry(target, describe=False)
-        if isinstance(spec, _Refusal):
-            return _failure(spec.code, spec.message)
+        if isinstance(spec, Refusal) and spec.due:
+            spec = await asyncio.to_thread(self._describe_again, target, spec)
+        if isinstance(spec, Refusal):
+            return _failure(*spec.answer())
         request = {
             "operation": operation.id,
             "parameters": params,
             "context": context.as_plugin_context(),
         }
+        # Sent again only when running it twice is declared harmless (effect "read" is the
+        # default, so no promise), and only to a persistent worker lost under it.
+        again = operation.idempotent and spec.mode == "persistent"
         if operation.streaming:
-            return self._stream(key, spec, request, host)
+            return self._stream(key, spec, request, host, again)
         final: Outcome | None = None
-        async for item in self._exchange(key, spec, request, host):
+        async for item in self._exchange(key, spec, request, host, again):
             if isinstance(item, Outcome):
                 final = item
         return final or _failure("plugin_error", "the wrapper gave no result")
@@ -122,31 +130,26 @@ class SubprocessPluginRuntime:
     # ---------------------------------------------------------------------------- internals
 
     async def _stream(
-        self, key: _Key, spec: WrapperSpec, request: dict[str, Any], host: Any
+        self, key: _Key, spec: WrapperSpec, request: dict[str, Any], host: Any, again: bool
     ) -> AsyncIterator[Progress | Outcome]:
-        async for item in self._exchange(key, spec, request, host):
+        async for item in self._exchange(key, spec, request, host, again):
             yield item
 
     async def _exchange(
-        self, key: _Key, spec: WrapperSpec, request: dict[str, Any], host: Any
+        self, key: _Key, spec: WrapperSpec, request: dict[str, Any], host: Any, again: bool
     ) -> AsyncIterator[Progress | Outcome]:
         try:
             async with asyncio.timeout(spec.timeout_s):
-                if spec.mode == "persistent":
-                    worker = await self._pool(key, spec).acquire()
-                else:
-                    worker = Worker(spec, self.settings.limits)
-                    await worker.start()
-                try:
-                    async for item in worker.exchange("execute", request, host):
-                        if isinstance(item, Progress):
+                for attempt in (1, 2):
+                    started = False
+                    try:
+                        async for item in self._once(key, spec, request, host):
+                            started = True
                             yield item
-                        else:
-                            yield _outcome(worker, item)
-                finally:
-                    if spec.mode == "oneshot":
-                        worker.kill()  # the tree dies now, whatever happens to this task
-                        await worker.close()  # and its pipes close on this loop
+                        return
+                    except WorkerFailure as exc:
+                        if exc.code != "worker_lost" or not again or started or attempt == 2:
+                            raise
         except TimeoutError:
             yield Outcome(
                 status="timeout",
@@ -156,41 +159,74 @@ class SubprocessPluginRuntime:
             status = "timeout" if exc.code == "timeout" else "error"
             yield Outcome(status=status, error=ErrorInfo(exc.code, exc.message, exc.details))
 
+    async def _once(
+        self, key: _Key, spec: WrapperSpec, request: dict[str, Any], host: Any
+    ) -> AsyncIterator[Progress | Outcome]:
+        if spec.mode == "persistent":
+            worker = await self._pool(key, spec).acquire()
+        else:
+            worker = Worker(spec, self.settings)
+            await worker.start()
+        try:
+            async for item in worker.exchange("execute", request, host):
+                yield item if isinstance(item, Progress) else _outcome(worker, item)
+        finally:
+            if spec.mode == "oneshot":
+                worker.kill()  # the tree dies now, whatever happens to this task
+                await worker.close()  # and its pipes close on this loop
+
     def _pool(self, key: _Key, spec: WrapperSpec) -> Pool:
         pool = self._pools.get(key)
         if pool is None:
-            pool = self._pools[key] = Pool(spec, self.settings.limits)
+            pool = self._pools[key] = Pool(spec, self.settings)
         return pool
 
-    def _entry(self, target: Target, *, describe: bool) -> WrapperSpec | _Refusal:
+    def _entry(self, target: Target, *, describe: bool) -> WrapperSpec | Refusal:
         key = _key(target)
         with self._lock:
             found = self._entries.get(key)
-            if found is None:
-                found = self._resolve(target, describe)
+            if found is None or (describe and isinstance(found, Refusal) and found.due):
+                found = self._resolve(target, describe, found)
                 self._entries[key] = found
                 if not target.content_hash:
                     self._anchors[key] = target.descriptor
             return found
 
-    def _resolve(self, target: Target, run_describe: bool) -> WrapperSpec | _Refusal:
+    def _describe_again(self, target: Target, previous: Refusal) -> WrapperSpec | Refusal:
+        """One more describe after ``previous`` failed (one at a time: the others keep
+        the refusal meanwhile), outside the lock — it runs a process."""
+        key = _key(target)
+        with self._lock:
+            if self._entries.get(key) is not previous:
+                return self._entries.get(key) or previous
+            self._entries[key] = previous.claimed()
+        found = self._resolve(target, True, previous)
+        with self._lock:
+            if key in self._entries:  # not forgotten meanwhile
+                self._entries[key] = found
+        return found
+
+    def _resolve(
+        self, target: Target, run_describe: bool, previous: WrapperSpec | Refusal | None = None
+    ) -> WrapperSpec | Refusal:
         if needs_sandbox(target):
             reason = unavailable_reason()
             if reason is not None:
-                return _Refusal("sandbox_unavailable", f"untrusted code needs a sandbox: {reason}")
+                return Refusal("sandbox_unavailable", f"untrusted code needs a sandbox: {reason}")
         try:
             spec = resolve(target, self.settings)
         except SpecError as exc:
-            return _Refusal("plugin_unavailable", str(exc))
+            return Refusal("plugin_unavailable", str(exc))
         if not run_describe:
             return spec
         try:
             timeout = min(spec.timeout_s or DESCRIBE_TIMEOUT_S, DESCRIBE_TIMEOUT_S)
-            found = describe(spec, self.settings.limits, timeout)
+            found = describe(spec, self.settings, timeout)
             if found is not None:
                 check_description(found, target.descriptor)
         except DescribeError as exc:
-            return _Refusal(exc.code, f"describe: {exc.message}")
+            last = previous if isinstance(previous, Refusal) else None
+            return describe_failed(exc.code, f"describe: {exc.message}", last)
         return spec
 
 
@@ -210,7 +246,7 @@ def _outcome(worker: Worker, reply: protocol.Reply) -> Outcome:
     try:
         return protocol.outcome(reply.result)
     except protocol.ProtocolError as exc:
-        worker.kill()
+        worker.kill(protocol_failure(str(exc)))
         return _failure("wrapper_protocol_error", str(exc))
 
 

@@ -27,7 +27,15 @@ from typing import Any, Literal
 
 from plugyard.manifest.model import SubprocessRuntime
 from plugyard.runtimes.base import Target
-from plugyard.runtimes.sandbox import SandboxLimits, inside, python_path, sandboxed
+from plugyard.runtimes.sandbox import (
+    Confinement,
+    SandboxLimits,
+    confine,
+    inside,
+    python_path,
+    sandboxed,
+)
+from plugyard.runtimes.sandbox.uids import UIDS
 
 PYWORKER = "plugyard.runtimes.subprocess.pyworker"
 MIB = 1024 * 1024
@@ -47,11 +55,20 @@ class SpecError(Exception):
 
 @dataclass(frozen=True)
 class SubprocessSettings:
-    """The operator's side: executables allowed beside the defaults, pool size."""
+    """The operator's side: executables allowed beside the defaults, pool size, what
+    each sandbox may use. ``cgroups=False`` keeps sandboxes out of cgroups even where the
+    host has them (the fallback: a uid per sandbox as root); ``sandbox_uids`` is the
+    block those uids come from."""
 
     allow: tuple[str, ...] = ()
     workers: int = 2
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    cgroups: bool = True
+    sandbox_uids: range = UIDS
+
+    def confine(self) -> Confinement:
+        """A cgroup and uid of its own for one new sandbox (``OSError`` if refused)."""
+        return confine(self.limits, cgroups=self.cgroups, uid_range=self.sandbox_uids)
 
     def allowlist(self) -> frozenset[str]:
         found = {os.path.realpath(sys.executable)}
@@ -83,13 +100,13 @@ class WrapperSpec:
     #: killed; ``None``: it cannot be told, so the worker is killed at once.
     cancel_grace_s: float | None = None
 
-    def launch(self, limits: SandboxLimits) -> list[str]:
+    def launch(self, limits: SandboxLimits, confinement: Confinement | None = None) -> list[str]:
         """The argv to start: the wrapper itself, or the wrapper inside its sandbox."""
         if not self.sandbox:
             return list(self.argv)
         folder = self.folder or "/var/empty"
         argv = [self.argv[0], *(_inside_arg(a, folder) for a in self.argv[1:])]
-        return sandboxed(argv, folder=folder, env=self.env, limits=limits)
+        return sandboxed(argv, folder=folder, env=self.env, limits=limits, confinement=confinement)
 
 
 def resolve(target: Target, settings: SubprocessSettings) -> WrapperSpec:
@@ -100,8 +117,8 @@ def resolve(target: Target, settings: SubprocessSettings) -> WrapperSpec:
     config = target.descriptor.config
     sandbox = needs_sandbox(target)
     if sandbox and folder and os.geteuid() == 0 and os.stat(folder).st_mode & 0o005 != 0o005:
-        # As root the sandbox runs as uid 65534, which must be able to read the folder.
-        raise SpecError(f"the plugin folder {folder} is not readable by others (uid 65534)")
+        # As root the sandbox runs as an unprivileged uid, which must be able to read it.
+        raise SpecError(f"the plugin folder {folder} is not readable by others (the sandbox)")
     executable = _executable(runtime.command, folder)
     allowed = settings.allowlist()
     own = folder is not None and Path(executable).is_relative_to(Path(folder).resolve())

@@ -10,6 +10,10 @@ A request given up before its reply (deadline, caller gone) must not leave a hun
 behind. A wrapper that takes ``cancel`` is told, and has ``cancel_grace_s`` to answer the
 request (any answer will do, and is dropped); the other requests on the worker carry on.
 A wrapper that cannot be told, or that does not answer in time, is killed with its tree.
+The requests still in flight on a worker that dies fail with ``worker_lost``
+(:mod:`.failures`). A sandboxed worker's confinement is given back once its process has
+exited; whenever it goes idle, what its calls left in the sandbox is killed
+(:mod:`.sandboxed`).
 """
 
 from __future__ import annotations
@@ -21,18 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plugyard.runtimes.base import Progress
-from plugyard.runtimes.sandbox import SandboxLimits
 from plugyard.runtimes.subprocess import hostcalls, protocol
+from plugyard.runtimes.subprocess.failures import WorkerFailure, lost, protocol_failure
 from plugyard.runtimes.subprocess.process import kill_tree, spawn
-from plugyard.runtimes.subprocess.spec import WrapperSpec
-
-
-class WorkerFailure(Exception):
-    """A request could not be answered: ``code`` is from errors.py."""
-
-    def __init__(self, code: str, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.code, self.message, self.details = code, message, details
+from plugyard.runtimes.subprocess.sandboxed import SandboxedTree
+from plugyard.runtimes.subprocess.spec import SubprocessSettings, WrapperSpec
 
 
 @dataclass
@@ -45,9 +42,11 @@ class _Request:
 
 
 class Worker:
-    def __init__(self, spec: WrapperSpec, limits: SandboxLimits) -> None:
-        self.spec, self._limits = spec, limits
+    def __init__(self, spec: WrapperSpec, settings: SubprocessSettings) -> None:
+        self.spec, self._settings = spec, settings
         self.proc: asyncio.subprocess.Process | None = None
+        self.sandbox: SandboxedTree | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._requests: dict[int, _Request] = {}
         self._abandoned: dict[int, asyncio.TimerHandle] = {}  # cancelled, reply awaited
         self._next_id = 0
@@ -70,18 +69,29 @@ class Worker:
 
     async def start(self) -> None:
         spec = self.spec
+        self._loop = asyncio.get_running_loop()
+        confinement = None
         try:
+            confinement = self._settings.confine() if spec.sandbox else None
             self.proc = await spawn(
-                spec.launch(self._limits),
+                spec.launch(self._settings.limits, confinement),
                 # A sandbox gets its environment from bubblewrap's --setenv.
                 env={"PATH": spec.env["PATH"]} if spec.sandbox else spec.env,
                 cwd=None if spec.sandbox else spec.cwd,
                 line_limit=spec.max_line,
             )
         except OSError as exc:
+            if confinement is not None:
+                await confinement.arelease()
             self.broken = WorkerFailure("plugin_unavailable", f"the wrapper does not start: {exc}")
             raise self.broken from None
+        if confinement is not None:
+            self.sandbox = SandboxedTree(
+                self.proc.pid, confinement, self._loop, self._idle, self._retire
+            )
         self._readers = [self._spawn(self._read()), self._spawn(self._drain_stderr())]
+        if self.sandbox is not None:
+            self._spawn(self._release_at_exit(self.sandbox))
 
     async def exchange(
         self, method: str, params: dict[str, Any], host: Any
@@ -101,12 +111,14 @@ class Worker:
             )
         request = _Request(host)
         self._requests[ident] = request
+        if self.sandbox is not None:
+            self.sandbox.busy()
         try:
             try:
                 self.proc.stdin.write(line + b"\n")
                 await self.proc.stdin.drain()
             except (ConnectionError, RuntimeError) as exc:
-                self._break(WorkerFailure("plugin_error", f"the wrapper's stdin closed: {exc}"))
+                self._break(self._lost(f"the wrapper's stdin closed: {exc}"))
             while True:
                 item = await request.queue.get()
                 if isinstance(item, WorkerFailure):
@@ -121,6 +133,7 @@ class Worker:
             # worker is broken already, and abandoning it does nothing more.)
             if not request.answered:
                 self._abandon(ident)
+            self._idle_check()
 
     def _abandon(self, ident: int) -> None:
         """Tell the wrapper to stop ``ident``, or kill it if it cannot be told."""
@@ -135,14 +148,26 @@ class Worker:
             else:
                 self._abandoned[ident] = loop.call_later(grace, self._expire, ident)
                 return
-        self._break(WorkerFailure("cancelled", "the request was abandoned"))
+        message = "another request on this worker was given up, and the worker killed"
+        self._break(lost(message, "sibling_abandoned"))
 
     def _expire(self, ident: int) -> None:
         if self._abandoned.pop(ident, None) is not None:
-            self._break(WorkerFailure("cancelled", "the wrapper did not stop a cancelled request"))
+            message = "the wrapper did not stop a request given up, and was killed"
+            self._break(lost(message, "sibling_abandoned"))
 
-    def kill(self) -> None:
-        self._break(WorkerFailure("plugin_unavailable", "the worker was stopped"))
+    def kill(self, failure: WorkerFailure | None = None) -> None:
+        """Stop the worker; requests in flight fail with ``failure`` (``worker_lost`` by
+        default). Safe from any thread: the process tree dies at once, and the requests
+        are failed on the worker's own loop."""
+        failure = failure or lost("the worker was stopped", "stopped")
+        loop = self._loop
+        if loop is None or loop.is_closed() or not loop.is_running() or _on(loop):
+            self._break(failure)
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(self._break, failure)
+        self._terminate()
 
     async def close(self) -> None:
         """Kill the tree and wait for the worker's exit and its pipes' end, so the
@@ -155,6 +180,8 @@ class Worker:
                 await self.proc.wait()
         if self._readers:  # they end at the EOF the kill brings; host calls need not
             await asyncio.wait(self._readers, timeout=1.0)
+        if self.sandbox is not None:
+            await self.sandbox.release()
         for task in list(self._tasks):
             task.cancel()
 
@@ -169,22 +196,22 @@ class Worker:
     async def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         stdout = self.proc.stdout
-        failure = WorkerFailure("plugin_error", "the wrapper closed its stdout")
+        failure = lost("the wrapper closed its stdout", "exited")
         try:
             while True:
                 try:
                     line = await stdout.readline()
                 except (ValueError, asyncio.LimitOverrunError):
-                    failure = _protocol_failure(f"a stdout line exceeds {self.spec.max_line} bytes")
+                    failure = protocol_failure(f"a stdout line exceeds {self.spec.max_line} bytes")
                     break
                 if not line.endswith(b"\n"):
-                    if line:
-                        failure = WorkerFailure("plugin_error", "the wrapper died mid-reply")
+                    what = "the wrapper died mid-reply" if line else "the wrapper closed its stdout"
+                    failure = self._lost(what)
                     break
                 try:
                     message = protocol.parse(line)
                 except protocol.ProtocolError as exc:
-                    failure = _protocol_failure(str(exc))
+                    failure = protocol_failure(str(exc))
                     break
                 if isinstance(message, protocol.HostCall):
                     self._spawn(self._host_call(message))
@@ -193,9 +220,10 @@ class Worker:
                 if request is None and message.id in self._abandoned:
                     if isinstance(message, protocol.Reply):  # it stopped: the worker lives on
                         self._abandoned.pop(message.id).cancel()
+                        self._idle_check()
                     continue
                 if request is None:
-                    failure = _protocol_failure(f"a reply names an unknown request {message.id}")
+                    failure = protocol_failure(f"a reply names an unknown request {message.id}")
                     break
                 if isinstance(message, protocol.ProgressLine):
                     request.queue.put_nowait(message)
@@ -204,7 +232,7 @@ class Worker:
                     request.queue.put_nowait(message)
                     del self._requests[message.id]
         except asyncio.CancelledError:
-            failure = WorkerFailure("plugin_unavailable", "the worker was stopped")
+            failure = lost("the worker was stopped", "stopped")
             raise
         finally:
             self._break(failure)
@@ -230,11 +258,40 @@ class Worker:
             if len(self._stderr) > cap:
                 del self._stderr[: len(self._stderr) - cap]
 
+    def _lost(self, what: str) -> WorkerFailure:
+        if self.sandbox is not None and self.sandbox.memory_capped():
+            return lost(f"{what}: its sandbox reached its memory cap", "memory_cap")
+        return lost(what, "exited")
+
+    def _terminate(self) -> None:
+        if self.proc is None or self.proc.returncode is not None:
+            return
+        if self.sandbox is not None:
+            self.sandbox.kill()
+        else:
+            kill_tree(self.proc.pid)
+
+    async def _release_at_exit(self, sandbox: SandboxedTree) -> None:
+        assert self.proc is not None
+        await self.proc.wait()
+        await sandbox.release()
+
+    def _idle_check(self) -> None:
+        # (A generator finalised late may get here after its loop closed.)
+        loop = self._loop
+        if self.sandbox is not None and self._idle() and loop is not None and not loop.is_closed():
+            self.sandbox.idle()
+
+    def _idle(self) -> bool:
+        return self.in_flight == 0 and self.alive
+
+    def _retire(self) -> None:
+        self._break(lost("the wrapper kept zombie processes", "retired"))
+
     def _break(self, failure: WorkerFailure) -> None:
         if self.broken is None:
             self.broken = failure
-            if self.proc is not None and self.proc.returncode is None:
-                kill_tree(self.proc.pid)
+            self._terminate()
         for request in self._requests.values():
             request.queue.put_nowait(self.broken)
         self._requests.clear()
@@ -243,5 +300,8 @@ class Worker:
         self._abandoned.clear()
 
 
-def _protocol_failure(message: str) -> WorkerFailure:
-    return WorkerFailure("wrapper_protocol_error", message)
+def _on(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
