@@ -184,3 +184,26 @@ def test_sixteen_processes_racing_on_two_hundred_keys_execute_each_once(tmp_path
     executed = Path(log).read_text().split()
     assert len(executed) == KEYS
     assert sorted(map(int, executed)) == list(range(KEYS))
+
+
+def test_a_write_whose_worker_was_lost_leaves_its_key_unknown(
+    table: Table, runtime: FunctionRuntime
+) -> None:
+    """worker_lost: the call reached a worker that died under it; what it did is unknown,
+    so the same key is never run again."""
+    from plugyard.runtimes.base import ErrorInfo, Outcome
+
+    table.add(descriptor("fragile", Operation(id="go", effect="write")))
+    runs: list[int] = []
+
+    def go() -> Outcome:
+        runs.append(1)
+        return Outcome(status="error", error=ErrorInfo("worker_lost", "the worker died", {}))
+
+    runtime.functions[("fragile", "go")] = go
+    g = governed(table, runtime)
+    lost = g.call("fragile", "go", {}, key="k-lost")
+    assert lost.error is not None and lost.error.code == "worker_lost"
+    retry = g.call("fragile", "go", {}, key="k-lost")
+    assert retry.error is not None and retry.error.code == "idempotency_unknown"
+    assert runs == [1]

@@ -35,7 +35,7 @@ from .strict_run import Outcome, config, only, run
 #: Examples per operation and mode in the fuzzing phase (coverage and stateful add theirs).
 EXAMPLES = 15
 SEED = 20_240_613
-PLUGIN_FAILURES = {"plugin_error", "invalid_output", "timeout", "plugin_unavailable"}
+PLUGIN_FAILURES = {"plugin_error", "invalid_output", "timeout", "plugin_unavailable", "worker_lost"}
 _EXECUTE = r"/execute(/stream)?$"
 #: The operations whose body a reader judges beyond its schema, and the codes it answers.
 DOCUMENT_CODES: dict[str, tuple[str, ...]] = {

@@ -68,6 +68,9 @@ from plugyard.store.secrets import MemorySecretRepository, SqlSecretRepository
 from plugyard.store.store import Store
 
 _PER_CALL = frozenset({"secrets", "identity", "audit", "scheduler"})
+#: Ends after which nobody knows whether the plugin's side effect happened: the key is
+#: left "unknown", so a retry is refused rather than run twice.
+_UNKNOWN = frozenset({"cancelled", "worker_lost"})
 
 
 @dataclass(slots=True)
@@ -264,7 +267,7 @@ class Governance:
         if claim is not None:
             if not state.dispatched:
                 self.idempotency.release(claim)
-            elif result.status == "timeout" or (result.error and result.error.code == "cancelled"):
+            elif result.status == "timeout" or (result.error and result.error.code in _UNKNOWN):
                 extra = self.idempotency.completion(claim, "unknown", None)
             else:
                 extra = self.idempotency.completion(claim, "done", result.to_dict())

@@ -69,6 +69,8 @@ _FAILED = (
     "invalid_output",
     "output_validation_error",
     "wrapper_protocol_error",
+    "worker_lost",
+    "binding_undeclared",
     "timeout",
     "permission_denied",
     "capability_not_granted",
