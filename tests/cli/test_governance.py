@@ -21,7 +21,8 @@ ENV = {"PLUGYARD_AUDIT_KEY": "ab" * 32, "PLUGYARD_SECRETS_KEY": "cd" * 32}
 
 
 def run(db: Path, *args: str, stdin: str | None = None) -> tuple[int, Any]:
-    result = CliRunner().invoke(cli, ["--db", str(db), *args], input=stdin, env=ENV)
+    """Every governance command prints JSON with --json (the programs' form)."""
+    result = CliRunner().invoke(cli, ["--db", str(db), *args, "--json"], input=stdin, env=ENV)
     try:
         return result.exit_code, json.loads(result.output)
     except ValueError:
@@ -35,7 +36,7 @@ def test_policy_approval_and_audit_round_trip(tmp_path: Path) -> None:
     assert code == 0 and out["version"].startswith("p-")
     code, out = run(db, "policy", "check", "bob", "calculator", "execute")
     assert out["outcome"] == "allow_with_approval"
-    args = ["actions", "perform", "calculator", "execute", "--json", '{"expression": "6*7"}']
+    args = ["actions", "perform", "calculator", "execute", "--input", '{"expression": "6*7"}']
     code, pending = run(db, *args, "--as", "bob")
     assert code == 0 and pending["status"] == "pending_approval"
     code, listed = run(db, "approvals", "list")
@@ -89,7 +90,7 @@ def test_feeds_are_added_listed_and_run(tmp_path: Path) -> None:
         "bob",
         "--role",
         "reader",  # the starter policy lets readers call read-only operations
-        "--json",
+        "--input",
         '{"expression": "1+1"}',
     )
     assert code == 0 and out["operation"] == "execute"
@@ -99,3 +100,16 @@ def test_feeds_are_added_listed_and_run(tmp_path: Path) -> None:
     assert feeds[0]["runs"] == 1 and feeds[0]["last_status"] == "success"
     code, out = run(db, "feeds", "add", "calculator", "--as", "bob")
     assert code == 1 and out["error"]["code"] == "invalid_schedule"
+
+
+def test_every_command_prints_text_for_people_and_json_with_the_flag(tmp_path: Path) -> None:
+    db = tmp_path / "g.db"
+    human = CliRunner().invoke(cli, ["--db", str(db), "policy", "show"], env=ENV)
+    assert human.exit_code == 0 and "state: starter" in human.output
+    code, out = run(db, "policy", "show")
+    assert code == 0 and out["state"] == "starter"
+    refused = CliRunner().invoke(
+        cli, ["--db", str(db), "feeds", "add", "calculator", "--as", "bob", "--every", "60",
+              "--json", '{"expression": "1+1"}'], env=ENV,
+    )  # fmt: skip
+    assert refused.exit_code == 2  # --json is an output flag everywhere: no value follows it

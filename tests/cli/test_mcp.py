@@ -21,16 +21,16 @@ def test_pins_list_and_a_changed_tool_is_re_approved(tmp_path: Path) -> None:
     env = {**ENV, "PLUGYARD_PLUGIN_DIRS": str(tmp_path / "plugins")}
     db = str(tmp_path / "yard.db")
     runner = CliRunner()
-    first = runner.invoke(cli, ["--db", db, "mcp", "pins", "mcp-tools"], env=env)
+    first = runner.invoke(cli, ["--db", db, "mcp", "pins", "mcp-tools", "--json"], env=env)
     assert first.exit_code == 0, first.output
-    pins = {p["tool"]: p for p in map(json.loads, first.output.splitlines())}
+    pins = {p["tool"]: p for p in json.loads(first.output)}
     assert not pins["echo"]["changed"]
     (state / "variant").write_text("v2")
-    changed = runner.invoke(cli, ["--db", db, "mcp", "pins"], env=env)
-    pins = {p["tool"]: p for p in map(json.loads, changed.output.splitlines())}
+    changed = runner.invoke(cli, ["--db", db, "mcp", "pins", "--json"], env=env)
+    pins = {p["tool"]: p for p in json.loads(changed.output)}
     assert pins["echo"]["changed"] and not pins["add"]["changed"]
-    done = runner.invoke(cli, ["--db", db, "mcp", "approve", "mcp-tools", "echo", "--by", "ops"],
-                         env=env)  # fmt: skip
+    approve = ["mcp", "approve", "mcp-tools", "echo", "--by", "ops", "--json"]
+    done = runner.invoke(cli, ["--db", db, *approve], env=env)
     assert done.exit_code == 0, done.output
     approved = json.loads(done.output)
     assert not approved["changed"] and approved["approved_by"] == "ops"

@@ -50,18 +50,18 @@ def test_list_refuses_an_unknown_capability_with_the_nearest(tmp_path: Path) -> 
 
 
 def test_show_prints_the_canonical_descriptor(tmp_path: Path) -> None:
-    code, out = run(tmp_path / "p.db", "plugins", "show", "unit-convert")
+    code, out = run(tmp_path / "p.db", "plugins", "show", "unit-convert", "--json")
     shown = json.loads(out)
     assert code == 0
     assert shown["dialect"] == "homeclaw"
     assert shown["descriptor"]["id"] == "unit-convert"
-    code, out = run(tmp_path / "p.db", "plugins", "show", "nope")
+    code, out = run(tmp_path / "p.db", "plugins", "show", "nope", "--json")
     assert code == 1
     assert json.loads(out)["error"]["code"] == "plugin_not_found"
 
 
 def test_call_prints_the_envelope_itself(tmp_path: Path) -> None:
-    code, out = run(tmp_path / "p.db", "call", "calculator", "-p", "expression=6*7")
+    code, out = run(tmp_path / "p.db", "call", "calculator", "-p", "expression=6*7", "--json")
     envelope = json.loads(out)
     assert code == 0
     assert envelope["status"] == "success"
@@ -70,15 +70,22 @@ def test_call_prints_the_envelope_itself(tmp_path: Path) -> None:
 
 def test_call_with_a_json_body_and_typed_params(tmp_path: Path) -> None:
     body = json.dumps({"value": 1, "from_unit": "km"})
-    code, out = run(tmp_path / "p.db", "call", "unit-convert", "convert", "--json", body,
-                    "-p", "to_unit=m")  # fmt: skip
+    code, out = run(tmp_path / "p.db", "call", "unit-convert", "convert", "--input", body,
+                    "-p", "to_unit=m", "--json")  # fmt: skip
     assert code == 0, out
     assert json.loads(out)["data"]["result"] == 1000
 
 
 def test_call_errors_exit_1_with_their_code(tmp_path: Path) -> None:
-    code, out = run(tmp_path / "p.db", "call", "calculator", "-p", "expression=1/0")
+    code, out = run(tmp_path / "p.db", "call", "calculator", "-p", "expression=1/0", "--json")
     assert code == 1
     assert json.loads(out)["status"] == "error"
-    code, out = run(tmp_path / "p.db", "call", "calculator", "--json", "[1]")
+    code, out = run(tmp_path / "p.db", "call", "calculator", "--input", "[1]")
     assert code == 2  # a usage error, before anything runs
+
+
+def test_call_prints_the_data_for_people_and_the_envelope_with_json(tmp_path: Path) -> None:
+    code, out = run(tmp_path / "p.db", "call", "calculator", "-p", "expression=6*7")
+    assert code == 0 and "result: 42" in out and "status" not in out
+    code, out = run(tmp_path / "p.db", "call", "calculator", "-p", "expression=1/0")
+    assert code == 1 and "invalid_parameters" in out

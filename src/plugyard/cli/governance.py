@@ -6,7 +6,6 @@ printed."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 import click
 
+from plugyard.cli.output import emit, fail, input_option, json_option, read_input
 from plugyard.cli.plugins import open_yard
 from plugyard.errors import PlugyardError
 from plugyard.execution.admin import context_for
@@ -30,24 +30,15 @@ _ROLES = click.option("--role", "roles", multiple=True, help="A role the subject
 
 
 def _out(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    emit(data, _as_json())
 
 
 def _fail(exc: PlugyardError) -> None:
-    _out({"error": {"code": exc.code, "message": exc.message}})
-    sys.exit(1)
+    fail(exc.code, exc.message, _as_json())
 
 
-def _params(body: str | None) -> dict[str, Any]:
-    if not body:
-        return {}
-    try:
-        loaded = json.loads(body)
-    except ValueError as exc:
-        raise click.BadParameter(f"not JSON: {exc}", param_hint="--json") from None
-    if not isinstance(loaded, dict):
-        raise click.BadParameter("must be a JSON object", param_hint="--json")
-    return loaded
+def _as_json() -> bool:
+    return bool(click.get_current_context().params.get("as_json"))
 
 
 # ------------------------------------------------------------------------- policy
@@ -59,8 +50,9 @@ def policy_group() -> None:
 
 
 @policy_group.command("show")
+@json_option
 @click.pass_context
-def policy_show(ctx: click.Context) -> None:
+def policy_show(ctx: click.Context, as_json: bool) -> None:
     """The policy in force: state, version and document."""
     with open_yard(ctx) as yard:
         book = yard.admin.book
@@ -78,8 +70,9 @@ def policy_show(ctx: click.Context) -> None:
 @policy_group.command("load")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_AS
+@json_option
 @click.pass_context
-def policy_load(ctx: click.Context, file: Path, who: str | None) -> None:
+def policy_load(ctx: click.Context, file: Path, who: str | None, as_json: bool) -> None:
     """Validate a YAML or JSON policy and put it in force (exit 1: refused, unchanged)."""
     with open_yard(ctx) as yard:
         try:
@@ -95,6 +88,7 @@ def policy_load(ctx: click.Context, file: Path, who: str | None) -> None:
 @click.argument("operation")
 @_ROLES
 @click.option("--verb", type=click.Choice(["call", "approve"]), default="call")
+@json_option
 @click.pass_context
 def policy_check(
     ctx: click.Context,
@@ -103,6 +97,7 @@ def policy_check(
     operation: str,
     roles: tuple[str, ...],
     verb: str,
+    as_json: bool,
 ) -> None:
     """What the policy decides for SUBJECT calling PLUGIN_ID OPERATION, and why."""
     with open_yard(ctx) as yard:
@@ -123,8 +118,9 @@ def approvals_group() -> None:
     type=click.Choice(["pending", "approved", "rejected", "used", "all"]),
     default="pending",
 )
+@json_option
 @click.pass_context
-def approvals_list(ctx: click.Context, state: str) -> None:
+def approvals_list(ctx: click.Context, state: str, as_json: bool) -> None:
     with open_yard(ctx) as yard:
         _out(yard.admin.approvals(None if state == "all" else state))
 
@@ -149,9 +145,15 @@ def _decide(
 @_AS
 @_ROLES
 @click.option("--note")
+@json_option
 @click.pass_context
 def approvals_approve(
-    ctx: click.Context, action_id: str, who: str | None, roles: tuple[str, ...], note: str | None
+    ctx: click.Context,
+    action_id: str,
+    who: str | None,
+    roles: tuple[str, ...],
+    note: str | None,
+    as_json: bool,
 ) -> None:
     """Approve a pending request (the approver must be allowed to)."""
     _decide(ctx, action_id, who, roles, note, True)
@@ -162,9 +164,15 @@ def approvals_approve(
 @_AS
 @_ROLES
 @click.option("--note")
+@json_option
 @click.pass_context
 def approvals_reject(
-    ctx: click.Context, action_id: str, who: str | None, roles: tuple[str, ...], note: str | None
+    ctx: click.Context,
+    action_id: str,
+    who: str | None,
+    roles: tuple[str, ...],
+    note: str | None,
+    as_json: bool,
 ) -> None:
     _decide(ctx, action_id, who, roles, note, False)
 
@@ -180,8 +188,11 @@ def actions_group() -> None:
 @actions_group.command("list")
 @_AS
 @_ROLES
+@json_option
 @click.pass_context
-def actions_list(ctx: click.Context, who: str | None, roles: tuple[str, ...]) -> None:
+def actions_list(
+    ctx: click.Context, who: str | None, roles: tuple[str, ...], as_json: bool
+) -> None:
     """The actions the subject may perform (and which need approval)."""
     with open_yard(ctx) as yard:
         _out(yard.admin.list_actions(Subject(who, roles)))
@@ -190,11 +201,12 @@ def actions_list(ctx: click.Context, who: str | None, roles: tuple[str, ...]) ->
 @actions_group.command("perform")
 @click.argument("plugin_id")
 @click.argument("action")
-@click.option("--json", "body", metavar="'{...}'", help="The action's arguments.")
+@input_option("The action's arguments")
 @click.option("--receipt", help="The receipt of an approved request.")
 @click.option("--idempotency-key")
 @_AS
 @_ROLES
+@json_option
 @click.pass_context
 def actions_perform(
     ctx: click.Context,
@@ -205,12 +217,13 @@ def actions_perform(
     idempotency_key: str | None,
     who: str | None,
     roles: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Perform an action: ok, error, or pending_approval with a receipt (exit 1 on error)."""
     context = context_for(who, roles, idempotency_key=idempotency_key)
     with open_yard(ctx) as yard:
         answer = asyncio.run(
-            yard.admin.perform_action(plugin_id, action, _params(body), context, receipt=receipt)
+            yard.admin.perform_action(plugin_id, action, read_input(body), context, receipt=receipt)
         )
         _out(answer)
         if answer["status"] == "error":
@@ -226,8 +239,9 @@ def audit_group() -> None:
 
 
 @audit_group.command("verify")
+@json_option
 @click.pass_context
-def audit_verify(ctx: click.Context) -> None:
+def audit_verify(ctx: click.Context, as_json: bool) -> None:
     """Whether the chain holds, and where it breaks (exit 1 when it does not hold)."""
     with open_yard(ctx) as yard:
         check = yard.admin.verify()
@@ -238,8 +252,9 @@ def audit_verify(ctx: click.Context) -> None:
 
 @audit_group.command("tail")
 @click.option("-n", "count", type=int, default=20, show_default=True)
+@json_option
 @click.pass_context
-def audit_tail(ctx: click.Context, count: int) -> None:
+def audit_tail(ctx: click.Context, count: int, as_json: bool) -> None:
     """The newest events (the last one's hash is the head to keep elsewhere)."""
     with open_yard(ctx) as yard:
         _out([r.to_dict() for r in yard.admin.tail(count)])
@@ -263,9 +278,15 @@ _SCOPE = click.option(
 @_SCOPE
 @click.option("--stdin", "from_stdin", is_flag=True, help="Read the value from stdin.")
 @_AS
+@json_option
 @click.pass_context
 def secrets_set(
-    ctx: click.Context, name: str, owner: str | None, from_stdin: bool, who: str | None
+    ctx: click.Context,
+    name: str,
+    owner: str | None,
+    from_stdin: bool,
+    who: str | None,
+    as_json: bool,
 ) -> None:
     """Store a secret (prompted for, hidden, unless --stdin)."""
     value = (
@@ -285,8 +306,9 @@ def secrets_set(
 
 @secrets_group.command("list")
 @_SCOPE
+@json_option
 @click.pass_context
-def secrets_list(ctx: click.Context, owner: str | None) -> None:
+def secrets_list(ctx: click.Context, owner: str | None, as_json: bool) -> None:
     """Names, scopes and dates: never values."""
     with open_yard(ctx) as yard:
         _out([s.to_dict() for s in yard.admin.secrets(owner=owner)])
@@ -296,8 +318,11 @@ def secrets_list(ctx: click.Context, owner: str | None) -> None:
 @click.argument("name")
 @_SCOPE
 @_AS
+@json_option
 @click.pass_context
-def secrets_delete(ctx: click.Context, name: str, owner: str | None, who: str | None) -> None:
+def secrets_delete(
+    ctx: click.Context, name: str, owner: str | None, who: str | None, as_json: bool
+) -> None:
     with open_yard(ctx) as yard:
         gone = yard.admin.delete_secret(
             name, scope="user" if owner else "system", owner=owner, by=who
@@ -320,9 +345,10 @@ def feeds_group() -> None:
 @click.option("--op", "operation", help="Default: the plugin's default_feed_op.")
 @click.option("--every", "interval_s", type=float, metavar="SECONDS")
 @click.option("--cron", metavar="'M H DOM MON DOW'")
-@click.option("--json", "body", metavar="'{...}'", help="The operation's parameters.")
+@input_option("The operation's parameters")
 @_AS
 @_ROLES
+@json_option
 @click.pass_context
 def feeds_add(
     ctx: click.Context,
@@ -333,6 +359,7 @@ def feeds_add(
     body: str | None,
     who: str | None,
     roles: tuple[str, ...],
+    as_json: bool,
 ) -> None:
     """Schedule an operation (invalid_feed_op unless the plugin allows it in feeds)."""
     if who is None:
@@ -343,7 +370,7 @@ def feeds_add(
                 owner=who,
                 plugin_id=plugin_id,
                 operation=operation,
-                params=_params(body),
+                params=read_input(body),
                 interval_s=interval_s,
                 cron=cron,
                 roles=roles,
@@ -355,15 +382,17 @@ def feeds_add(
 
 @feeds_group.command("list")
 @click.option("--owner")
+@json_option
 @click.pass_context
-def feeds_list(ctx: click.Context, owner: str | None) -> None:
+def feeds_list(ctx: click.Context, owner: str | None, as_json: bool) -> None:
     with open_yard(ctx) as yard:
         _out([r.summary() for r in yard.feeds.all(owner)])
 
 
 @feeds_group.command("run-due")
+@json_option
 @click.pass_context
-def feeds_run_due(ctx: click.Context) -> None:
+def feeds_run_due(ctx: click.Context, as_json: bool) -> None:
     """Run every feed whose time has come (call it from cron or a timer)."""
     with open_yard(ctx) as yard:
         ticks = asyncio.run(yard.feeds.run_due())

@@ -8,11 +8,11 @@ definition changed (docs/mcp.md).
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 
 import click
 
+from plugyard.cli.output import emit, json_option
 from plugyard.mcp_server import Caller, McpFront, serve_stdio
 from plugyard.store.keys import ADMIN_ROLE
 from plugyard.yard import Settings, Yard
@@ -74,21 +74,24 @@ async def _serve(yard: Yard, front: McpFront, caller: Caller) -> None:
 
 @mcp_group.command("pins")
 @click.argument("plugin_id", required=False)
+@json_option
 @click.pass_context
-def pins_command(ctx: click.Context, plugin_id: str | None) -> None:
-    """The pinned and last seen definition hash of each MCP tool, as JSON lines."""
+def pins_command(ctx: click.Context, plugin_id: str | None, as_json: bool) -> None:
+    """The pinned and last seen definition hash of each MCP tool."""
     with _yard(ctx, ctx.obj.get("mcp_db")) as yard:
-        for pin in yard.mcp_tool_pins(plugin_id):
-            click.echo(json.dumps(pin.to_dict()))
+        emit([pin.to_dict() for pin in yard.mcp_tool_pins(plugin_id)], as_json)
 
 
 @mcp_group.command("approve")
 @click.argument("plugin_id")
 @click.argument("tool")
 @click.option("--by", help="Who approves (recorded in the audit log).")
+@json_option
 @click.pass_context
-def approve_command(ctx: click.Context, plugin_id: str, tool: str, by: str | None) -> None:
+def approve_command(
+    ctx: click.Context, plugin_id: str, tool: str, by: str | None, as_json: bool
+) -> None:
     """Trust the definition TOOL of PLUGIN_ID shows now (re-enables a changed tool)."""
     with _yard(ctx, ctx.obj.get("mcp_db")) as yard:
         pin = yard.approve_mcp_tool(plugin_id, tool, by=by)
-    click.echo(json.dumps(pin.to_dict()))
+    emit(pin.to_dict(), as_json)

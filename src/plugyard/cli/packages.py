@@ -11,6 +11,7 @@ from typing import NoReturn
 
 import click
 
+from plugyard.cli.output import emit, json_option
 from plugyard.cli.plugins import open_yard
 from plugyard.errors import PlugyardError
 
@@ -31,9 +32,15 @@ def packages_group() -> None:
     help="Install an untrusted package even though the import guard found forbidden imports.",
 )
 @click.option("--name", help="The folder name (default: the first plugin id).")
+@json_option
 @click.pass_context
 def install_command(
-    ctx: click.Context, archive: Path, trust: bool, allow_findings: bool, name: str | None
+    ctx: click.Context,
+    archive: Path,
+    trust: bool,
+    allow_findings: bool,
+    name: str | None,
+    as_json: bool,
 ) -> None:
     """Install (or upgrade) a package zip and register its plugins."""
     with open_yard(ctx) as yard:
@@ -56,7 +63,7 @@ def install_command(
                 f"{finding['name']}",
                 err=True,
             )
-        click.echo(json.dumps(out, indent=2))
+        emit(out, as_json)
 
 
 @packages_group.command("list")
@@ -76,18 +83,23 @@ def list_command(ctx: click.Context, as_json: bool) -> None:
 
 @packages_group.command("remove")
 @click.argument("name")
+@json_option
 @click.pass_context
-def remove_command(ctx: click.Context, name: str) -> None:
+def remove_command(ctx: click.Context, name: str, as_json: bool) -> None:
     """Remove a package and unregister its plugins."""
     with open_yard(ctx) as yard:
         try:
             package, events = yard.packages.remove(name)
         except PlugyardError as exc:
             _fail(exc)
-    click.echo(json.dumps({"name": package.name, "removed": [e.plugin_id for e in events]}))
+    emit({"name": package.name, "removed": [e.plugin_id for e in events]}, as_json)
 
 
 def _fail(exc: PlugyardError) -> NoReturn:
-    error = {"code": exc.code, "message": exc.message, "details": getattr(exc, "details", {})}
-    click.echo(json.dumps({"error": error}, indent=2))
+    if click.get_current_context().params.get("as_json"):
+        details = getattr(exc, "details", {})
+        error = {"code": exc.code, "message": exc.message, "details": details}
+        emit({"error": error}, True)
+    else:
+        click.echo(f"error: {exc.code}: {exc.message}", err=True)
     sys.exit(1)

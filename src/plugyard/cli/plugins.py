@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from plugyard.cli.output import emit, fail, input_option, json_option, read_input
 from plugyard.errors import PlugyardError
 from plugyard.manifest.model import FAMILIES
 from plugyard.registry.listing import grouped, summary
@@ -65,16 +66,17 @@ def list_command(
 
 @plugins_group.command("show")
 @click.argument("plugin_id")
+@json_option
 @click.pass_context
-def show_command(ctx: click.Context, plugin_id: str) -> None:
-    """The whole canonical descriptor of one plugin, as JSON."""
+def show_command(ctx: click.Context, plugin_id: str, as_json: bool) -> None:
+    """The whole canonical descriptor of one plugin."""
     with open_yard(ctx) as yard:
         plugin = yard.registry.find(plugin_id)
         if plugin is None:
-            click.echo(json.dumps({"error": {"code": "plugin_not_found", "id": plugin_id}}))
-            sys.exit(1)
+            fail("plugin_not_found", f"no plugin {plugin_id!r}", as_json)
+            return
         out = summary(plugin) | {"descriptor": plugin.descriptor.to_data()}
-        click.echo(json.dumps(out, indent=2, ensure_ascii=False))
+        emit(out, as_json)
 
 
 def _value(text: str) -> Any:
@@ -89,9 +91,10 @@ def _value(text: str) -> Any:
 @click.argument("plugin_id")
 @click.argument("operation", required=False)
 @click.option("--param", "-p", "pairs", multiple=True, metavar="KEY=VALUE", help="A parameter.")
-@click.option("--json", "body", metavar="'{...}'", help="All parameters as one JSON object.")
+@input_option("All parameters")
 @click.option("--timeout-ms", type=int, help="Deadline for this call.")
 @click.option("--debug", is_flag=True, help="Keep the plugin's diagnostics.")
+@json_option
 @click.pass_context
 def call_command(
     ctx: click.Context,
@@ -101,17 +104,11 @@ def call_command(
     body: str | None,
     timeout_ms: int | None,
     debug: bool,
+    as_json: bool,
 ) -> None:
-    """Call an operation and print its result envelope as JSON (exit 1 unless it succeeded)."""
-    params: dict[str, Any] = {}
-    if body:
-        try:
-            loaded = json.loads(body)
-        except ValueError as exc:
-            raise click.BadParameter(f"not JSON: {exc}", param_hint="--json") from None
-        if not isinstance(loaded, dict):
-            raise click.BadParameter("must be a JSON object", param_hint="--json")
-        params.update(loaded)
+    """Call an operation and print its result: the data, or the error with its code
+    (--json: the whole result envelope). Exit 1 unless it succeeded."""
+    params: dict[str, Any] = read_input(body)
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key:
@@ -121,6 +118,13 @@ def call_command(
         result = asyncio.run(
             yard.call(plugin_id, operation, params, timeout_ms=timeout_ms, debug=debug)
         )
-    click.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    if as_json:
+        emit(result.to_dict(), True)
+    elif result.error is not None:
+        click.echo(f"{result.status}: {result.error.code}: {result.error.message}", err=True)
+    else:
+        if result.status != "success":
+            click.echo(f"{result.status}:", err=True)  # pending_approval, a family status …
+        emit(result.data, False)
     if not result.ok:
         sys.exit(1)

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import click
 
+from plugyard.cli.output import emit, json_option
 from plugyard.runtimes.sandbox import mechanism, unavailable_reason
 
 
 @click.command("sandbox")
-def sandbox_command() -> None:
+@json_option
+def sandbox_command(as_json: bool) -> None:
     """Say how untrusted code is sandboxed on this host."""
     reason = unavailable_reason()
+    if as_json:
+        emit({"available": reason is None, "reason": reason, "limits": mechanism()}, True)
+        return
     click.echo(f"bubblewrap: {'available' if reason is None else f'unavailable: {reason}'}")
     click.echo(f"limits per sandbox: {mechanism()}")

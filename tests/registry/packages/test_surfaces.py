@@ -29,7 +29,7 @@ def test_cli_installs_lists_and_removes(tmp_path: Path) -> None:
     archive = tmp_path / "greeter.zip"
     archive.write_bytes(build(shu_files()))
     db = tmp_path / "y.db"
-    code, out = run(db, "packages", "install", str(archive))
+    code, out = run(db, "packages", "install", str(archive), "--json")
     assert code == 0, out
     installed = json.loads(out[out.index("{") :])
     assert (installed["name"], installed["trust"], installed["registered"]) == (
@@ -39,7 +39,7 @@ def test_cli_installs_lists_and_removes(tmp_path: Path) -> None:
     assert [(p["name"], p["trust"]) for p in json.loads(out)] == [("greeter", "untrusted")]
     code, out = run(db, "packages", "list")
     assert out.split()[:2] == ["greeter", "untrusted"]
-    code, out = run(db, "packages", "remove", "greeter")
+    code, out = run(db, "packages", "remove", "greeter", "--json")
     assert (code, json.loads(out)) == (0, {"name": "greeter", "removed": ["greeter"]})
     assert not (tmp_path / "packages" / "greeter").exists()
 
@@ -48,13 +48,13 @@ def test_cli_trust_and_override_are_flags(tmp_path: Path) -> None:
     archive = tmp_path / "net.zip"
     archive.write_bytes(build(shu_files(**NET)))
     db = tmp_path / "y.db"
-    code, out = run(db, "packages", "install", str(archive))
+    code, out = run(db, "packages", "install", str(archive), "--json")
     assert code == 1
     assert json.loads(out)["error"]["code"] == "package_refused"
     assert json.loads(out)["error"]["details"]["findings"][0]["rule"] == "http_client"
-    code, out = run(db, "packages", "install", str(archive), "--allow-findings")
+    code, out = run(db, "packages", "install", str(archive), "--json", "--allow-findings")
     assert code == 0, out
-    code, out = run(db, "packages", "install", str(archive), "--trust")
+    code, out = run(db, "packages", "install", str(archive), "--json", "--trust")
     assert code == 0, out
     assert "warning: greeter_pkg/net.py:1: http_client: requests" in out
     assert json.loads(out[out.index("{") :])["trust"] == "trusted"
@@ -65,14 +65,14 @@ def test_cli_reports_an_unsafe_zip_and_a_missing_package(tmp_path: Path) -> None
 
     archive = tmp_path / "bad.zip"
     archive.write_bytes(with_entry(zipfile.ZipInfo("../x.py")))
-    code, out = run(tmp_path / "y.db", "packages", "install", str(archive))
+    code, out = run(tmp_path / "y.db", "packages", "install", str(archive), "--json")
     error = json.loads(out)["error"]
     assert (code, error["code"], error["details"]["reason"]) == (
         1,
         "package_invalid",
         "unsafe_path",
     )
-    code, out = run(tmp_path / "y.db", "packages", "remove", "nothing")
+    code, out = run(tmp_path / "y.db", "packages", "remove", "nothing", "--json")
     assert (code, json.loads(out)["error"]["code"]) == (1, "package_not_found")
 
 
