@@ -10,9 +10,7 @@ from plugyard.errors import ERROR_CODES
 
 
 def _code(response: object) -> str:
-    body = response.json()  # type: ignore[attr-defined]
-    error = body["error"]
-    return error["message"]["error"] if "error_id" in error else error["code"]
+    return str(response.json()["error"]["message"]["error"])  # type: ignore[attr-defined]
 
 
 def _h(key: str) -> dict[str, str]:
@@ -88,8 +86,27 @@ def test_each_execute_error_code_has_its_status(client: TestClient, reader_key: 
         response = client.post(
             f"/api/v1/plugins/{plugin}/execute", json=body, headers=_h(reader_key)
         )
-        assert response.status_code == ERROR_CODES[code].http_status
-        assert response.json()["error"]["code"] == code
+        status = ERROR_CODES[code].http_status
+        assert response.status_code == status and _code(response) == code
+        error = response.json()["error"]
+        assert error["code"] == f"HTTP_{status}" and error["error_id"].startswith("ERR-")
+        result = error["details"]["result"]  # what the call said, whole
+        assert result["status"] == "error" and result["error"]["code"] == code
+        assert result["request_id"] == error["details"]["request_id"]
+
+
+def test_a_failed_call_keeps_its_faults_and_result_in_the_envelope(
+    client: TestClient, reader_key: str
+) -> None:
+    body = {"parameters": {"expression": 6}}
+    response = client.post("/api/v1/plugins/calculator/execute", json=body, headers=_h(reader_key))
+    assert response.status_code == 422 and _code(response) == "invalid_parameters"
+    details = response.json()["error"]["details"]
+    assert [e["pointer"] for e in details["errors"]] == ["/expression"]
+    result = details["result"]
+    assert result["plugin_id"] == "calculator" and result["operation"]
+    assert result["error"]["details"]["errors"] == details["errors"]
+    assert "duration_ms" in result["cost"]
 
 
 def test_output_validation_error_is_the_shu_500_envelope(
@@ -102,6 +119,7 @@ def test_output_validation_error_is_the_shu_500_envelope(
     assert error["message"]["error"] == "output_validation_error"
     assert error["error_id"].startswith("ERR-")
     assert error["details"]["request_id"]
+    assert error["details"]["result"]["error"]["code"] == "output_validation_error"
 
 
 def test_bad_bodies_get_their_codes_and_the_server_keeps_serving(

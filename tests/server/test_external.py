@@ -22,8 +22,7 @@ def _h(key: str) -> dict[str, str]:
 
 
 def _code(response: object) -> str:
-    error = response.json()["error"]  # type: ignore[attr-defined]
-    return error["message"]["error"] if "error_id" in error else error["code"]
+    return str(response.json()["error"]["message"]["error"])  # type: ignore[attr-defined]
 
 
 def _execute(client: TestClient, key: str, operation: str, **parameters: object) -> object:

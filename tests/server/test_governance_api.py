@@ -24,11 +24,7 @@ def h(key: str, **extra: str) -> dict[str, str]:
 
 
 def code_of(reply: Any) -> str:
-    body = reply.json()
-    if "error" in body and isinstance(body["error"], dict) and "message" in body["error"]:
-        message = body["error"]["message"]
-        return str(message["error"] if isinstance(message, dict) else body["error"]["code"])
-    return str(body["error"]["code"])
+    return str(reply.json()["error"]["message"]["error"])
 
 
 @pytest.fixture

@@ -52,8 +52,8 @@ def auth(key: str) -> dict[str, str]:
 
 
 def denied(response: Any) -> bool:
-    body = response.json()
-    return response.status_code == 403 and body["error"]["code"] == "permission_denied"
+    error = response.json()["error"]
+    return response.status_code == 403 and error["message"]["error"] == "permission_denied"
 
 
 def test_the_reader_key_alone_may_read_but_not_send(

@@ -62,8 +62,11 @@ def test_a_request_without_a_valid_key_is_401_with_the_error_envelope(
     error = reply.json()["error"]
     assert reply.status_code == 401 and error["message"]["error"] == "unauthenticated"
     assert error["code"] == "HTTP_401" and error["error_id"].startswith("ERR-")
+    schemes = [c.split(" ", 1)[0] for c in reply.headers.get_list("www-authenticate")]
+    assert schemes == ["Bearer", "ApiKey"]
     reply = httpx.post(f"{base}/mcp", json=body, headers={"X-API-Key": "pk_nope"})
     assert reply.status_code == 401
+    assert 'error="invalid_token"' in reply.headers.get_list("www-authenticate")[0]
 
 
 def test_tools_follow_the_keys_subject_and_an_approval_completes(

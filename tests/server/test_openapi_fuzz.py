@@ -6,8 +6,8 @@ Documented exceptions, each asserted where it applies:
 
 - an execute whose plugin failed answers the 5xx of its error code (docs/server.md,
   "How an execute maps"), so ``not_a_server_error`` accepts those statuses on execute,
-  and the answer must then be a result envelope carrying one of ``PLUGIN_FAILURES`` (or
-  the Shu contract's ``output_validation_error`` envelope);
+  and the answer must then be the error envelope of one of ``PLUGIN_FAILURES``, the
+  call's result envelope in its ``details``;
 - a document no JSON Schema can judge whole (a manifest, a policy, a pipeline, a package
   zip, an execute's parameters) is read by its own reader, so a schema-valid one may
   still be refused — with 422 and that reader's code only (docs/server.md, "Documents").
@@ -35,7 +35,14 @@ from .strict_run import Outcome, config, only, run
 #: Examples per operation and mode in the fuzzing phase (coverage and stateful add theirs).
 EXAMPLES = 15
 SEED = 20_240_613
-PLUGIN_FAILURES = {"plugin_error", "invalid_output", "timeout", "plugin_unavailable", "worker_lost"}
+PLUGIN_FAILURES = {
+    "plugin_error",
+    "invalid_output",
+    "output_validation_error",
+    "timeout",
+    "plugin_unavailable",
+    "worker_lost",
+}
 _EXECUTE = r"/execute(/stream)?$"
 #: The operations whose body a reader judges beyond its schema, and the codes it answers.
 DOCUMENT_CODES: dict[str, tuple[str, ...]] = {
@@ -67,10 +74,8 @@ def _operations() -> list[dict[str, Any]]:
 
 def _error_code(body: Any) -> str | None:
     error = body.get("error") if isinstance(body, dict) else None
-    if not isinstance(error, dict):
-        return None
-    message = error.get("message")
-    code = message.get("error") if isinstance(message, dict) else error.get("code")
+    message = error.get("message") if isinstance(error, dict) else None
+    code = message.get("error") if isinstance(message, dict) else None
     return code if isinstance(code, str) else None
 
 
@@ -82,11 +87,10 @@ def plugin_failures_answer_their_envelope(
     if not case.path.endswith(("/execute", "/execute/stream")) or response.status_code < 500:
         return None
     body = response.json()
-    if response.status_code == 500:
-        assert _error_code(body) == "output_validation_error", response.text
-        assert body["error"]["details"]["request_id"], response.text
-    else:
-        assert body["status"] == "error" and body["error"]["code"] in PLUGIN_FAILURES
+    code = _error_code(body)
+    assert code in PLUGIN_FAILURES, response.text
+    result = body["error"]["details"]["result"]
+    assert result["error"]["code"] == code and result["request_id"], response.text
     return True
 
 
@@ -101,10 +105,10 @@ def documents_are_refused_by_their_reader(
     body = response.json()
     code = _error_code(body)
     assert code is not None and code.startswith(prefixes), response.text
-    if "error_id" in body["error"]:
-        assert body["error"]["error_id"].startswith("ERR-"), response.text
-    else:  # an execute's result envelope: every fault with its pointer
-        assert body["request_id"] and body["error"]["details"]["errors"], response.text
+    assert body["error"]["error_id"].startswith("ERR-"), response.text
+    if code == "invalid_parameters":  # every fault with its pointer, and the call's result
+        details = body["error"]["details"]
+        assert details["errors"] and details["result"]["request_id"], response.text
     return True
 
 

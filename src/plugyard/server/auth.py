@@ -16,6 +16,7 @@ from fastapi import Request, Security
 from fastapi.security import APIKeyHeader
 
 from plugyard.errors import PlugyardError
+from plugyard.server.errors import Unauthenticated
 from plugyard.store.keys import Principal
 
 API_KEY_HEADER = APIKeyHeader(
@@ -67,13 +68,13 @@ def authenticate(request: Request, header: str | None = None) -> Principal:
     """The verified principal of a request, or ``unauthenticated``."""
     key = presented_key(request, header or request.headers.get("x-api-key"))
     if key is None:
-        raise PlugyardError(
-            "no API key: send X-API-Key or Authorization: Bearer", code="unauthenticated"
+        raise Unauthenticated(
+            "no API key: send X-API-Key or Authorization: Bearer", key_given=False
         )
     auth: Authenticator = request.app.state.auth
     found = auth.principal(key)
     if found is None:
-        raise PlugyardError("the API key is not valid (unknown or revoked)", code="unauthenticated")
+        raise Unauthenticated("the API key is not valid (unknown or revoked)", key_given=True)
     return found
 
 

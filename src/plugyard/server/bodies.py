@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict  # pydantic reads it on Python 3.11
 
 
 class _Open(BaseModel):
@@ -16,21 +17,23 @@ class _Open(BaseModel):
 
 
 class ErrorMessage(BaseModel):
-    error: str = Field(description="The plugyard error code (docs/errors.md).")
-    message: str
+    error: str = Field(
+        description="The plugyard error code (docs/errors.md): what a client branches on.",
+        examples=["plugin_not_found"],
+    )
+    message: str = Field(description="What went wrong, for a person.")
 
 
-class ErrorBody(BaseModel):
-    code: str = Field(description="`HTTP_<status>`.", examples=["HTTP_404"])
-    message: ErrorMessage
-    details: dict[str, Any]
-    error_id: str = Field(examples=["ERR-5f0c2a9e1b7d4c3a"])
-
-
-class ErrorEnvelope(BaseModel):
-    """The Shu error envelope every refused request answers."""
-
-    error: ErrorBody
+_HTTP_CODE = Field(
+    description="`HTTP_<status>`: the response's status, as the Shu contract writes it.",
+    pattern=r"^HTTP_[0-9]{3}$",
+    examples=["HTTP_404"],
+)
+_ERROR_ID = Field(
+    description="Logged with every 5xx, so an operator can find what a client saw.",
+    pattern=r"^ERR-[0-9a-f]{16}$",
+    examples=["ERR-5f0c2a9e1b7d4c3a"],
+)
 
 
 class ResultError(BaseModel):
@@ -54,6 +57,29 @@ class ResultEnvelope(BaseModel):
     operation: str | None = None
     request_id: str | None = None
     payload_ref: str | None = None
+
+
+class ErrorDetails(TypedDict, total=False):
+    """What the error carries, as the code that gave it says: each fault of a malformed
+    request with its JSON pointer (`errors`), a document's problems (`problems`), a
+    package's `reason` or `findings` … An execute that reached the executor adds its
+    `request_id` and `result`, the call's whole result envelope."""
+
+    request_id: str
+    result: ResultEnvelope
+
+
+class ErrorBody(BaseModel):
+    code: str = _HTTP_CODE
+    message: ErrorMessage
+    details: ErrorDetails
+    error_id: str = _ERROR_ID
+
+
+class ErrorEnvelope(BaseModel):
+    """The Shu error envelope: every 4xx and 5xx of every route."""
+
+    error: ErrorBody
 
 
 class Placement(BaseModel):

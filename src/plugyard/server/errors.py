@@ -9,15 +9,16 @@ error envelope of the Shu contract::
                "message": {"error": "plugin_not_found", "message": "no plugin 'x'"},
                "details": {}, "error_id": "ERR-5f0c…"}}
 
-``error_id`` is logged with the failure, so an operator can find what a client saw.
-An ``execute`` answers its result envelope instead (see :func:`result_response`).
+``error_id`` is logged with every 5xx, so an operator can find what a client saw. An
+``execute`` that fails answers the same envelope, its result envelope in ``details``
+(:func:`result_response`); a 401 carries the challenges of the schemes a key may come in.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -32,6 +33,7 @@ from plugyard.server.faults import from_validation
 
 log = logging.getLogger("plugyard.server")
 _encode = msgspec.json.Encoder().encode
+_REALM = 'realm="plugyard"'
 #: Framework statuses and the plugyard code each stands for.
 _HTTP_CODES = {
     400: "invalid_request",
@@ -41,6 +43,26 @@ _HTTP_CODES = {
     413: "request_too_large",
     415: "unsupported_media_type",
 }
+
+
+class Unauthenticated(PlugyardError):
+    """No key, or one that is not valid: 401 with the challenges (:func:`challenges`)."""
+
+    def __init__(self, message: str, *, key_given: bool) -> None:
+        super().__init__(message, code="unauthenticated")
+        self.key_given = key_given
+
+
+def challenges(*, key_given: bool = False) -> tuple[str, ...]:
+    """The ``WWW-Authenticate`` challenges of a 401, one per scheme (RFC 9110 §11.6.1):
+    ``Bearer`` as RFC 6750 §3 writes it, and ``ApiKey`` naming its header. Each goes on a
+    field line of its own: a list of challenges with parameters on one line is where
+    clients' parsers go wrong, and lines a client joins give the same list."""
+    bearer = f"Bearer {_REALM}"
+    if key_given:
+        # RFC 6750 §3.1: a request that carried no key is not told of an error.
+        bearer += ', error="invalid_token"'
+    return (bearer, f'ApiKey {_REALM}, header="X-API-Key"')
 
 
 def is_json(content_type: str) -> bool:
@@ -77,13 +99,22 @@ def error_response(
     message: str,
     details: Mapping[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
+    *,
+    challenge: Sequence[str] | None = None,
 ) -> Response:
-    return Response(
+    """The envelope with the status of ``code``; a 401 carries ``challenge`` (default:
+    :func:`challenges` for a request without a key)."""
+    status = status_of(code)
+    response = Response(
         error_envelope(code, message, details),
-        status_code=status_of(code),
+        status_code=status,
         media_type="application/json",
         headers=dict(headers or {}),
     )
+    if status == 401 and "www-authenticate" not in response.headers:
+        for line in challenge or challenges():
+            response.headers.append("WWW-Authenticate", line)
+    return response
 
 
 def json_response(value: Any, status: int = 200) -> Response:
@@ -91,20 +122,23 @@ def json_response(value: Any, status: int = 200) -> Response:
 
 
 def result_response(result: Result) -> Response:
-    """An execute's answer: the result envelope, with HTTP 200 when it carries no error
-    and else the status of its error code — the same table as every other error. The
-    one exception is the Shu contract's: ``output_validation_error`` answers HTTP 500
-    with the error envelope (the faults and request id in ``details``)."""
+    """An execute's answer. A result without an error (a success, ``pending_approval``,
+    a DS027 status) is the result envelope with HTTP 200. A result with one answers the
+    status of its code and the error envelope every route answers — the Shu contract's
+    for HTTP errors — so a client reads every failure in one place: ``details`` holds
+    the error's own details (an ``invalid_parameters``' faults in ``errors``, as a 400
+    lists its own), ``request_id``, and ``result``, the whole result envelope (plugin,
+    operation, cost, diagnostics), so nothing the call said is lost. Where the error's
+    details use the name ``request_id`` or ``result``, the host's wins; they are still
+    in ``result.error.details``."""
     error = result.error
     if error is None:
         return Response(_encode(result.to_dict()), media_type="application/json")
-    if error.code == "output_validation_error":
-        details = dict(error.details)
+    details = dict(error.details)
+    if result.request_id is not None:
         details["request_id"] = result.request_id
-        return error_response(error.code, error.message, details)
-    return Response(
-        _encode(result.to_dict()), status_code=status_of(error.code), media_type="application/json"
-    )
+    details["result"] = result.to_dict()
+    return error_response(error.code, error.message, details)
 
 
 def refusal_response(exc: PlugyardError) -> Response:
@@ -114,7 +148,10 @@ def refusal_response(exc: PlugyardError) -> Response:
     problems = getattr(exc, "problems", None)
     if problems:
         details["problems"] = [p.as_dict() for p in problems]
-    return error_response(exc.code, exc.message, details)
+    challenge = (
+        challenges(key_given=True) if isinstance(exc, Unauthenticated) and exc.key_given else None
+    )
+    return error_response(exc.code, exc.message, details, challenge=challenge)
 
 
 def unexpected_response(method: str, path: str, exc: Exception) -> Response:

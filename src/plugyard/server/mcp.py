@@ -3,7 +3,9 @@
 
 The caller is the API key's subject (``X-API-Key`` or ``Authorization: Bearer``), checked
 on every HTTP request before the MCP layer sees it; a request without a valid key gets
-401 with the error envelope every route answers. The core lives in
+401 with the error envelope every route answers, and its ``WWW-Authenticate``
+challenges. A method the transport does not take is 405 with the same envelope, before
+the MCP layer sees it. The core lives in
 :mod:`plugyard.mcp_server`, shared with the ``plugyard mcp`` stdio command.
 """
 
@@ -59,8 +61,14 @@ class _Endpoint:
 def mcp_routes(yard: Yard) -> tuple[list[Route], list[_Endpoint]]:
     """The routes to add to the app, and the endpoints its lifespan must run."""
     endpoints = [_Endpoint(yard, mode) for mode in PATHS.values()]
-    methods = ["GET", "POST", "DELETE"]
-    routes = [Route(path, e, methods=methods) for path, e in zip(PATHS, endpoints, strict=True)]
+    routes = []
+    for path, endpoint in zip(PATHS, endpoints, strict=True):
+        route = Route(path, endpoint, methods=["GET", "POST", "DELETE"])
+        # Starlette lets HEAD in with GET; the transport answers it a 405 of its own
+        # (a JSON-RPC body), so it is left out and refused in the envelope in front.
+        if route.methods is not None:
+            route.methods.discard("HEAD")
+        routes.append(route)
     return routes, endpoints
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
-
 from plugyard.errors import ERROR_CODES
 from plugyard.server.bodies import ErrorEnvelope
 
@@ -36,26 +34,38 @@ IDEMPOTENCY_KEY = {
 }
 
 
-def errors_doc(*codes: str, envelope: type[BaseModel] | None = None) -> dict[int | str, Any]:
-    """``responses=`` for these codes: each status with the codes that give it.
+#: The headers an error answer carries beside its envelope.
+_HEADERS: dict[int, dict[str, Any]] = {
+    401: {
+        "WWW-Authenticate": {
+            "description": "One challenge per scheme a key may come in: "
+            '`Bearer realm="plugyard"` (with `error="invalid_token"` when the key sent '
+            'is not valid) and `ApiKey realm="plugyard", header="X-API-Key"`.',
+            "required": True,
+            "schema": {"type": "string"},
+        }
+    },
+    405: {
+        "Allow": {
+            "description": "Every method the resource takes.",
+            "required": True,
+            "schema": {"type": "string"},
+        }
+    },
+}
 
-    With ``envelope``, a status carries either that model (an execute's result envelope)
-    or the error envelope.
-    """
+
+def errors_doc(*codes: str) -> dict[int | str, Any]:
+    """``responses=`` for these codes: each status with the codes that give it, every
+    one answering the error envelope, with the headers its status calls for."""
     by_status: dict[int, list[str]] = {}
     for code in (*codes, *ALWAYS):
         by_status.setdefault(ERROR_CODES[code].http_status, []).append(code)
     out: dict[int | str, Any] = {}
     for status, names in sorted(by_status.items()):
-        doc: dict[str, Any] = {"description": ", ".join(f"`{n}`" for n in sorted(set(names)))}
-        if envelope is not None:
-            schema = {"anyOf": [_ref(envelope), _ref(ErrorEnvelope)]}
-            doc["content"] = {"application/json": {"schema": schema}}
-        else:
-            doc["model"] = ErrorEnvelope
-        out[status] = doc
+        out[status] = {
+            "description": ", ".join(f"`{n}`" for n in sorted(set(names))),
+            "model": ErrorEnvelope,
+            **({"headers": _HEADERS[status]} if status in _HEADERS else {}),
+        }
     return out
-
-
-def _ref(model: type[BaseModel]) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{model.__name__}"}

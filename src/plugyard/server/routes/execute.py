@@ -5,6 +5,11 @@ The caller's subject and roles come from its API key, never from the body; the b
 ``user_context`` is handed to the plugin as it is. ``Accept: text/event-stream`` (or the
 ``/execute/stream`` path) streams: ``progress`` events as the plugin yields them, then
 one ``result`` event with the envelope, and the stream ends.
+
+A call that fails answers the error envelope every route answers, its result envelope in
+``details`` (``errors.result_response``); a stream has answered 200 by then, so there
+the failure is its ``result`` event, and only what is refused before it starts is an
+error envelope.
 """
 
 from __future__ import annotations
@@ -117,7 +122,7 @@ _MEMBERS: dict[str, members.Check] = {
     response_model=None,
     responses={
         200: {"model": ResultEnvelope, "content": {"text/event-stream": _SSE_DOC["content"]}},
-        **errors_doc(*_REQUEST, *_FAILED, envelope=ResultEnvelope),
+        **errors_doc(*_REQUEST, *_FAILED),
     },
     openapi_extra={**_BODY, **SECURITY, "parameters": [_OPERATION, IDEMPOTENCY_KEY]},
 )

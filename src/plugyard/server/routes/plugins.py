@@ -9,7 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from plugyard.errors import NotFoundError, PlugyardError
+from plugyard.errors import ERROR_CODES, NotFoundError, PlugyardError
 from plugyard.manifest.model import Family
 from plugyard.registry.listing import grouped, summary
 from plugyard.registry.model import RegisteredPlugin
@@ -108,12 +108,16 @@ async def plugin_health(
     )
 
 
+#: What the manifest reader can say of a document already parsed (not of a file's text).
+_OF_TEXT = ("manifest_not_found", "manifest_no_python_manifest", "manifest_syntax",
+            "manifest_encoding", "manifest_yaml_tag")  # fmt: skip
+_MANIFEST = tuple(c for c in ERROR_CODES if c.startswith("manifest_") and c not in _OF_TEXT)
 _REGISTER_ERRORS = errors_doc(
     *KEYED,
     *JSON_BODY,
+    *_MANIFEST,
     "outbound_blocked",
     "duplicate_plugin",
-    "manifest_invalid_value",
     "unsupported_type",
     "store_error",
 )
