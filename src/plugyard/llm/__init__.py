@@ -4,6 +4,7 @@ It sits beside the registry, policy and runtimes and knows nothing of plugins: f
 ask it for a constrained answer and turn that answer into an executor call.
 """
 
+from plugyard.llm.choose import llm_from_spec
 from plugyard.llm.errors import LlmError
 from plugyard.llm.http import OpenAIChatModel, SocketFactory
 from plugyard.llm.model import ChatModel
@@ -22,4 +23,5 @@ __all__ = [
     "SocketFactory",
     "ToolCall",
     "Usage",
+    "llm_from_spec",
 ]
