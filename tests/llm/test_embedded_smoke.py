@@ -1,0 +1,61 @@
+"""One short generation with the real embedded model, when it is installed."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+
+import pytest
+
+from plugyard.llm import ChatRequest, Delta
+from plugyard.llm.embedded import EmbeddedChatModel
+from plugyard.llm.pinned import DEFAULT
+
+pytestmark = [
+    pytest.mark.model,
+    pytest.mark.skipif(
+        importlib.util.find_spec("xllamacpp") is None, reason="xllamacpp is not installed"
+    ),
+]
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"tool": {"type": "string", "enum": ["weather", "calculator"]}},
+    "required": ["tool"],
+}
+
+
+@pytest.fixture(scope="module")
+def model() -> EmbeddedChatModel:
+    try:
+        DEFAULT.locate()
+    except Exception as exc:  # the model package is installed by scripts/setup.sh
+        pytest.skip(str(exc))
+    return EmbeddedChatModel()
+
+
+def test_a_schema_constrained_answer_with_its_cost(model: EmbeddedChatModel) -> None:
+    request = ChatRequest.of(
+        ("system", "Choose the tool. weather: forecasts. calculator: arithmetic."),
+        ("user", "What is 17 times 23?"),
+        json_schema=SCHEMA,
+        max_tokens=48,
+    )
+    answer = asyncio.run(model.chat(request))
+    # A grammar constrains the tokens, so a finished answer is valid JSON on the schema;
+    # which tool a 135M model picks is the routing benchmark's business, not this test's.
+    assert answer.finish_reason == "stop"
+    assert answer.json["tool"] in {"weather", "calculator"}
+    assert answer.usage.prompt_tokens > 10
+    assert answer.usage.completion_tokens > 0
+    assert answer.model == DEFAULT.name
+
+
+def test_streaming_stops_at_max_tokens(model: EmbeddedChatModel) -> None:
+    async def pieces() -> list[Delta]:
+        return [d async for d in model.stream(ChatRequest.of(("user", "Hi"), max_tokens=4))]
+
+    deltas = asyncio.run(pieces())
+    assert any(d.finish_reason == "length" for d in deltas)
+    assert deltas[-1].usage is not None
+    assert deltas[-1].usage.completion_tokens == 4
