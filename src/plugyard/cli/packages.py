@@ -43,6 +43,10 @@ def install_command(
     as_json: bool,
 ) -> None:
     """Install (or upgrade) a package zip and register its plugins."""
+    if not as_json:
+        # Extraction, the import guard and each plugin's describe (a sandbox start for
+        # untrusted code) take a moment: say what is happening.
+        click.echo(f"installing {archive.name}: extracting, scanning, describing …", err=True)
     with open_yard(ctx) as yard:
         try:
             done = yard.packages.install(

@@ -48,6 +48,7 @@ def list_command(
         if as_json:
             click.echo(json.dumps({"sections": sections, "control": control}, indent=2))
             return
+        marked = False
         for title, groups in (("capability", sections), ("role", control)):
             for group in groups:
                 if not group["plugins"]:
@@ -55,10 +56,14 @@ def list_command(
                 click.echo(f"{group[title]}")
                 for item in group["plugins"]:
                     mark = " " if item["available"] else "!"
+                    marked = marked or not item["available"]
                     click.echo(
                         f"  {mark} {item['id']:<24} {item['family']:<5} {item['runtime']:<7}"
                         f" {','.join(item['operations']):<36} {item['name']}"
                     )
+        click.echo("columns: id, family, runtime, operations, name", err=True)
+        if marked:
+            click.echo("! = cannot run now ('plugyard plugins show ID' says why)", err=True)
         failures = yard.report.failures
         for failure in failures:
             click.echo(f"skipped {failure.source}: {failure.code}: {failure.message}", err=True)

@@ -4,8 +4,10 @@ embedder is ``PLUGYARD_EMBEDDER`` (docs/discovery.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
@@ -61,6 +63,10 @@ def search_command(
     )
     try:
         with open_yard(ctx) as yard:
+            if not yard.discovery.built:
+                # The first search of a store embeds what it has not embedded yet: say so.
+                with embedding_bar(len(yard.registry)) as progress:
+                    yard.discovery.start(progress)
             matches = yard.search(query, k, filters)
     except (PlugyardError, ValueError) as exc:
         _fail(exc, as_json)
@@ -79,6 +85,20 @@ def search_command(
         click.echo(f"              {match.why}")
 
 
+@contextlib.contextmanager
+def embedding_bar(total: int) -> Iterator[Callable[[int, int], None]]:
+    """A progress bar on stderr fed by the index build's ``progress(done, total)``."""
+    with click.progressbar(length=max(1, total), label="embedding", file=sys.stderr) as bar:
+        state = {"done": 0}
+
+        def progress(done: int, total: int) -> None:
+            bar.length = max(1, total)
+            bar.update(done - state["done"])
+            state["done"] = done
+
+        yield progress
+
+
 @click.group("index")
 def index_group() -> None:
     """The discovery index."""
@@ -92,16 +112,7 @@ def rebuild_command(ctx: click.Context, as_json: bool) -> None:
     try:
         with open_yard(ctx) as yard:
             service = yard.discovery
-            with click.progressbar(
-                length=max(1, len(yard.registry)), label="embedding", file=sys.stderr
-            ) as bar:
-                state = {"done": 0}
-
-                def progress(done: int, total: int) -> None:
-                    bar.length = max(1, total)
-                    bar.update(done - state["done"])
-                    state["done"] = done
-
+            with embedding_bar(len(yard.registry)) as progress:
                 changes = service.rebuild(progress)
             summary: dict[str, Any] = {
                 "plugins": service.index.plugin_count,

@@ -76,6 +76,11 @@ class DiscoveryService:
                 self._unsubscribe = None
 
     @property
+    def built(self) -> bool:
+        """Whether the index exists in this process (the first search builds it)."""
+        return self._index is not None
+
+    @property
     def index(self) -> SyncedIndex:
         """The index, built on first use (by one thread; the others wait for it)."""
         index = self._index
