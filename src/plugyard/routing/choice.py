@@ -132,6 +132,8 @@ def route_tool(candidates: Sequence[Candidate]) -> dict[str, Any]:
                     "plugin_id": {"type": "string", "enum": plugins},
                     "capability_id": {"type": "string", "enum": operations},
                     "parameters": {"type": "object"},
+                    # plugyard's addition: false asks for another step after this call.
+                    "final": {"type": "boolean"},
                 },
                 "required": ["plugin_id"],
             },
@@ -157,7 +159,8 @@ def read_tool_call(answer: ChatAnswer, candidates: Sequence[Candidate]) -> Choic
     parameters = args.get("parameters", {})
     if not isinstance(parameters, Mapping):
         raise invalid("parameters must be a JSON object")
-    return Choice(_find(candidates, plugin, operation), dict(parameters))
+    final = args.get("final", True) is not False
+    return Choice(_find(candidates, plugin, operation), dict(parameters), final=final)
 
 
 def _find(candidates: Sequence[Candidate], plugin: Any, operation: Any) -> Candidate:
