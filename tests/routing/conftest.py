@@ -17,7 +17,7 @@ from plugyard.routing import Router
 from plugyard.runtimes.python import InProcessRuntime, definition_of
 from plugyard.yard import Settings, Yard
 
-from .plugins import ALL, NOTES, SIDE_EFFECTS
+from .plugins import ALL, FETCHED, NOTES, SIDE_EFFECTS
 
 
 @pytest.fixture(scope="session")
@@ -36,6 +36,7 @@ def yard() -> Iterator[Yard]:
 @pytest.fixture(autouse=True)
 def _clean() -> None:
     SIDE_EFFECTS.clear()
+    FETCHED.clear()
     NOTES.clear()
 
 

@@ -9,13 +9,15 @@ from plugyard.runtimes.python import tool
 
 #: (plugin, operation, arguments) of every write or destructive run.
 SIDE_EFFECTS: list[tuple[str, str, dict[str, Any]]] = []
-#: What r-notes returns for a topic (a test sets it).
+#: What r-notes returns for a topic (a test sets it), and the topics it was asked.
 NOTES: dict[str, str] = {}
+FETCHED: list[str] = []
 
 
 @tool(id="r-notes", operation="fetch", inline=True)
 def fetch(topic: str) -> dict[str, Any]:
     """Reads the user's notes on a topic."""
+    FETCHED.append(topic)
     return {"topic": topic, "text": NOTES.get(topic, f"nothing on {topic}")}
 
 

@@ -12,7 +12,7 @@ from plugyard.routing import Answer
 from plugyard.yard import Yard
 
 from .conftest import choose, model, router, user_prompt
-from .plugins import NOTES, SIDE_EFFECTS
+from .plugins import FETCHED, NOTES, SIDE_EFFECTS
 
 
 def ask(yard: Yard, script: Any, message: str, first: tuple[str, ...] = (), **options: Any
@@ -176,8 +176,9 @@ def test_a_retried_ask_replays_its_steps(yard: Yard) -> None:
     script = [choose("r-notes", "fetch", topic="x")] * 2
     first, _ = ask(yard, script[:1], "notes on x", ("r-notes",), request_id="rq-replay")
     again, _ = ask(yard, script[1:], "notes on x", ("r-notes",), request_id="rq-replay")
-    assert first.status == again.status == "answered"
+    assert first.status == again.status == "answered" and first.data == again.data
     assert first.steps[0].idempotency_key == again.steps[0].idempotency_key
+    assert FETCHED == ["x"]  # the second ask replayed the stored result
 
 
 def test_tools_mode_offers_route_to_plugin(yard: Yard) -> None:
@@ -187,3 +188,17 @@ def test_tools_mode_offers_route_to_plugin(yard: Yard) -> None:
     assert answer.status == "answered" and "1024" in answer.text
     (tool,) = fake.requests[0]["tools"]
     assert tool["function"]["name"] == "route_to_plugin"
+
+
+def test_each_step_is_reported_as_it_finishes_with_its_trace(yard: Yard) -> None:
+    seen: list[dict[str, Any]] = []
+    script = [choose("calculator", "execute", final=False, expression="2+2"),
+              choose("calculator", "execute", expression="4*10")]  # fmt: skip
+    answer, _ = ask(yard, script, "2+2 times ten", ("calculator",),
+                    on_step=lambda step: seen.append(step.to_dict()))  # fmt: skip
+    assert seen == [s.to_dict() for s in answer.steps] and len(seen) == 2
+    first = seen[0]
+    assert first["retrieved"][0] == {"plugin": "calculator", "operation": "execute", "score": 1.0}
+    assert first["choice"]["arguments"] == {"expression": "2+2"} and first["status"] == "success"
+    assert first["llm_calls"] == 1 and first["tokens"] > 0 and first["ms"] > 0
+    assert sum(s["tokens"] for s in seen) == answer.cost["tokens"]
