@@ -202,3 +202,12 @@ def test_each_step_is_reported_as_it_finishes_with_its_trace(yard: Yard) -> None
     assert first["choice"]["arguments"] == {"expression": "2+2"} and first["status"] == "success"
     assert first["llm_calls"] == 1 and first["tokens"] > 0 and first["ms"] > 0
     assert sum(s["tokens"] for s in seen) == answer.cost["tokens"]
+
+
+def test_a_budget_spent_before_post_processing_keeps_the_output(yard: Yard) -> None:
+    NOTES["q4"] = "flat"
+    script = [choose("r-summary", "read", name="q4")]
+    answer, fake = ask(yard, script, "summarise q4", ("r-summary",), max_tokens=1)
+    assert answer.status == "step_limit" and answer.limit == "max_tokens"
+    assert answer.data == {"name": "q4", "report": "flat"} and len(fake.requests) == 1
+    assert answer.steps[0].status == "success"

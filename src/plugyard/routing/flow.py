@@ -180,6 +180,9 @@ class Router:
         while True:
             try:
                 choice = await self._choose(run, candidates, repair)
+            except _OutOfTokens:
+                step(None, "step_limit", notes=(*notes, "the token budget is spent"))
+                raise
             except _ModelFailed as exc:
                 if exc.code == "llm_invalid_answer" and repair is None:
                     repair = exc.message
@@ -202,8 +205,9 @@ class Router:
             break
 
         def called(**extra: Any) -> Step:
+            extra.setdefault("notes", tuple(notes))
             return step(choice, result.status, error_code=code, idempotency_key=key,
-                        repaired=repair is not None, notes=tuple(notes), **extra)  # fmt: skip
+                        repaired=repair is not None, **extra)  # fmt: skip
 
         candidate = choice.candidate
         if result.status == "pending_approval":
@@ -219,6 +223,9 @@ class Router:
         if candidate.operation.post_process:
             try:
                 text = await self._post_process(run, candidate, result.data)
+            except _OutOfTokens:  # the call ran: its output is still the answer's data
+                called(notes=(*notes, "not post-processed: the token budget is spent"))
+                return run.end("step_limit", render(result.data), result.data, limit="max_tokens")
             except _ModelFailed as exc:
                 called()
                 return run.fail(exc.code, exc.message, result.data)
@@ -266,17 +273,22 @@ class Router:
         run.llm_calls += 1
         try:
             answer = await run.model.chat(request)
-        except PlugyardError as exc:
+        except (PlugyardError, TimeoutError, OSError) as exc:
             run.llm_ms += (time.perf_counter() - started) * 1000
-            raise _ModelFailed(exc.code, exc.message) from None
-        except TimeoutError:
-            raise _ModelFailed("llm_timeout", "the model did not answer in time") from None
-        except OSError as exc:
-            raise _ModelFailed("llm_unavailable", f"the model cannot be reached: {exc}") from None
+            raise _failure(exc) from None
         cost = answer.cost()
         run.tokens += int(cost["tokens"])
         run.llm_ms += float(cost["duration_ms"])
         return answer
+
+
+def _failure(exc: PlugyardError | TimeoutError | OSError) -> _ModelFailed:
+    # The model layer raises LlmError; a backend outside it may let these through.
+    if isinstance(exc, PlugyardError):
+        return _ModelFailed(exc.code, exc.message)
+    if isinstance(exc, TimeoutError):
+        return _ModelFailed("llm_timeout", "the model did not answer in time")
+    return _ModelFailed("llm_unavailable", f"the model cannot be reached: {exc}")
 
 
 def _check(message: object, k: int, max_steps: int) -> str | None:
