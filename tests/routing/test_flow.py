@@ -211,3 +211,14 @@ def test_a_budget_spent_before_post_processing_keeps_the_output(yard: Yard) -> N
     assert answer.status == "step_limit" and answer.limit == "max_tokens"
     assert answer.data == {"name": "q4", "report": "flat"} and len(fake.requests) == 1
     assert answer.steps[0].status == "success"
+
+
+def test_a_refused_answer_schema_is_asked_again_with_bare_arguments(yard: Yard) -> None:
+    def script(body: dict[str, Any]) -> Reply:
+        schema = body["response_format"]["json_schema"]["schema"]
+        if schema["anyOf"][0]["properties"]["arguments"] != {"type": "object"}:
+            return Reply.error(400)  # a server that cannot compile the parameter schema
+        return choose("calculator", "execute", expression="3*3")
+
+    answer, fake = ask(yard, script, "3*3", ("calculator",))
+    assert answer.status == "answered" and "9" in answer.text and len(fake.requests) == 2

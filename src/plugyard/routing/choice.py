@@ -74,15 +74,16 @@ def argument_schema(operation: Operation) -> Mapping[str, Any]:
     return schema
 
 
-def answer_schema(candidates: Sequence[Candidate]) -> dict[str, Any]:
-    """``anyOf`` one branch per candidate, plus ``{"none": true, "reply"?: str}``."""
+def answer_schema(candidates: Sequence[Candidate], *, loose: bool = False) -> dict[str, Any]:
+    """``anyOf`` one branch per candidate, plus ``{"none": true, "reply"?: str}``;
+    ``loose``: every ``arguments`` a bare object (for a server that refused the schema)."""
     branches: list[dict[str, Any]] = [
         {
             "type": "object",
             "properties": {
                 "plugin": {"const": c.plugin_id},
                 "operation": {"const": c.operation.id},
-                "arguments": dict(argument_schema(c.operation)),
+                "arguments": dict(ANY_OBJECT if loose else argument_schema(c.operation)),
                 "final": {"type": "boolean"},
             },
             "required": ["plugin", "operation", "arguments"],

@@ -50,9 +50,15 @@ NONE_TEXT = "None of the operations available to you fits this request."
 
 
 class _ModelFailed(Exception):
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, status: Any = None) -> None:
         super().__init__(message)
-        self.code, self.message = code, message
+        self.code, self.message, self.status = code, message, status
+
+    @property
+    def schema_refused(self) -> bool:
+        """The server (or the embedded model) would not take the request as asked —
+        with constrained decoding, most likely a parameter schema it cannot compile."""
+        return self.code == "invalid_request" or self.status in (400, 422)
 
 
 class _OutOfTokens(Exception):
@@ -79,6 +85,7 @@ class _Run:
     llm_ms: float = 0.0
     tool_calls: int = 0
     output: tuple[str, Any] | None = None  # the last step's answer text and data
+    loose: bool = False  # the model refused a schema with parameter schemas inside
 
     def record(self, step: Step) -> None:
         self.steps.append(step)
@@ -245,8 +252,16 @@ class Router:
                 tool = route_tool(candidates)
                 answer = await self._chat(run, messages, tools=(tool,))
                 return read_tool_call(answer, candidates)
-            schema = answer_schema(candidates)
-            answer = await self._chat(run, messages, json_schema=schema, schema_name="route")
+            try:
+                schema = answer_schema(candidates, loose=run.loose)
+                answer = await self._chat(run, messages, json_schema=schema, schema_name="route")
+            except _ModelFailed as exc:
+                if not exc.schema_refused or run.loose:
+                    raise
+                # Once more with bare-object arguments: the executor validates them anyway.
+                run.loose = True
+                schema = answer_schema(candidates, loose=True)
+                answer = await self._chat(run, messages, json_schema=schema, schema_name="route")
             return read_choice(answer.json, candidates)
         except LlmError as exc:
             raise _ModelFailed(exc.code, exc.message) from None
@@ -285,7 +300,7 @@ class Router:
 def _failure(exc: PlugyardError | TimeoutError | OSError) -> _ModelFailed:
     # The model layer raises LlmError; a backend outside it may let these through.
     if isinstance(exc, PlugyardError):
-        return _ModelFailed(exc.code, exc.message)
+        return _ModelFailed(exc.code, exc.message, getattr(exc, "details", {}).get("status"))
     if isinstance(exc, TimeoutError):
         return _ModelFailed("llm_timeout", "the model did not answer in time")
     return _ModelFailed("llm_unavailable", f"the model cannot be reached: {exc}")
