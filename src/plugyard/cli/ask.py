@@ -9,6 +9,7 @@ role), as ``plugyard call`` does.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 import click
@@ -26,11 +27,12 @@ def _print_step(step: Step) -> None:
     if choice is None or "plugin" not in choice:
         chose = "none of these" if choice is not None else "no choice"
     else:
-        chose = f"{choice['plugin']}.{choice['operation']} {choice['arguments']}"
+        arguments = json.dumps(choice["arguments"], ensure_ascii=False)
+        chose = f"{choice['plugin']}.{choice['operation']} {arguments}"
     code = f" ({step.error_code})" if step.error_code else ""
     repaired = ", after a repair round" if step.repaired else ""
     click.echo(f"  chose {chose} → {step.status}{code}{repaired}; "
-               f"{step.llm_calls} model calls, {step.tokens} tokens, {step.ms:.0f} ms")  # fmt: skip
+               f"model calls {step.llm_calls}, tokens {step.tokens}, {step.ms:.0f} ms")  # fmt: skip
 
 
 def _print_answer(answer: Answer) -> None:
@@ -41,8 +43,8 @@ def _print_answer(answer: Answer) -> None:
             f"action {answer.pending.get('action_id')}, receipt {answer.pending.get('receipt')}"
         )
     cost = answer.cost
-    click.echo(f"({cost.get('llm_calls', 0)} model calls, {cost.get('tokens', 0)} tokens, "
-               f"{cost.get('tool_calls', 0)} tool calls)", err=True)  # fmt: skip
+    click.echo(f"(model calls {cost.get('llm_calls', 0)}, tokens {cost.get('tokens', 0)}, "
+               f"tool calls {cost.get('tool_calls', 0)})", err=True)  # fmt: skip
 
 
 @click.command("ask")
