@@ -42,6 +42,7 @@ from plugyard.registry.packages import Installer, PackageManager, PackageSource
 from plugyard.registry.registry import Registry
 from plugyard.registry.sources import FolderSource, PluginSource, SourceResult
 from plugyard.registry.sync import SyncReport, sync_on_start
+from plugyard.routing import Answer, Router
 from plugyard.runtimes.base import CallContext, Runtime, Target
 from plugyard.runtimes.http import HealthChecker, HttpPluginRuntime, check_registration
 from plugyard.runtimes.mcp import McpPluginRuntime
@@ -419,6 +420,16 @@ class Yard:
             ollama_url=s.ollama_url,
             socket_factory=self.outbound.guard.socket_factory,
         )
+
+    @cached_property
+    def router(self) -> Router:
+        """The routing flow (docs/routing.md); the model is built on its first question."""
+        return Router(self.executor, self.search, self.rights, lambda: self.llm)
+
+    async def ask(self, message: str, **options: Any) -> Answer:
+        """Route ``message`` to the operations the caller may call and answer it:
+        ``subject``, ``roles``, ``k``, ``max_steps``, ``llm``… as ``Router.ask``."""
+        return await self.router.ask(message, **options)
 
     @cached_property
     def pipelines(self) -> PipelineService:

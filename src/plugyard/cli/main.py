@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from plugyard import __version__
+from plugyard.cli.ask import ask_command
 from plugyard.cli.governance import COMMANDS as GOVERNANCE_COMMANDS
 from plugyard.cli.keys import keys_group
 from plugyard.cli.manifests import export_command, schema_command, validate_command
@@ -36,6 +37,7 @@ cli.add_command(export_command)
 cli.add_command(schema_command)
 cli.add_command(plugins_group)
 cli.add_command(call_command)
+cli.add_command(ask_command)
 cli.add_command(search_command)
 cli.add_command(index_group)
 cli.add_command(serve_command)
