@@ -12,15 +12,19 @@ externals.
 
 An unchanged restart writes nothing and sends no event. A broken plugin is reported and
 skipped; a failing store is not a plugin's fault and raises ``StoreError``.
+
+With a :class:`~plugyard.registry.memory.FolderMemory`, step 2 does not read again the
+plugin folders unchanged since the last start: they offer what the registry holds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from plugyard.errors import RegistryError, UnsupportedTypeError
-from plugyard.registry.model import LoadFailure, RegistryEvent, SourceKind
+from plugyard.registry.model import LoadFailure, RegisteredPlugin, RegistryEvent, SourceKind
 from plugyard.registry.registry import Registry
 from plugyard.registry.rows import to_row
 from plugyard.registry.sources import PluginSource, SourceResult, duplicate, failure, merge
@@ -31,12 +35,18 @@ REREAD: frozenset[SourceKind] = frozenset({"builtin", "folder", "catalog", "entr
 
 @dataclass(frozen=True, slots=True)
 class SyncReport:
-    loaded: tuple[str, ...]
-    removed: tuple[str, ...]
-    kept: tuple[str, ...]
-    failures: tuple[LoadFailure, ...]
-    skipped: tuple[str, ...]
-    events: tuple[RegistryEvent, ...]
+    loaded: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+    failures: tuple[LoadFailure, ...] = ()
+    skipped: tuple[str, ...] = ()
+    events: tuple[RegistryEvent, ...] = ()
+    #: Of ``loaded``, those whose folder was unchanged and not read again.
+    unchanged: tuple[str, ...] = ()
+
+
+class Settles(Protocol):
+    def settle(self, failures: Sequence[LoadFailure]) -> None: ...
 
 
 def sync_on_start(
@@ -44,11 +54,14 @@ def sync_on_start(
     sources: Sequence[PluginSource],
     *,
     reread: frozenset[SourceKind] = REREAD,
+    memory: Settles | None = None,
 ) -> SyncReport:
+    """``memory`` is the one the sources were given: told the outcome at the end."""
     failures = list(registry.load())
     offered = merge(_read(source) for source in sources)
     failures.extend(offered.failures)
-    wanted = {p.id: p for p in offered.plugins}
+    unchanged = {p.id: p for p in offered.unchanged}
+    wanted = {p.id: p for p in (*offered.plugins, *offered.unchanged)}
 
     events: list[RegistryEvent] = []
     removed: list[str] = []
@@ -59,25 +72,25 @@ def sync_on_start(
             if event is not None:
                 events.append(event)
 
-    loaded: list[str] = []
+    held: set[str] = set()
+    new: list[RegisteredPlugin] = []
     for plugin in wanted.values():
         existing = registry.find(plugin.id)
-        if existing is not None and existing.source not in reread:
+        if existing is not None and existing is unchanged.get(plugin.id):
+            held.add(plugin.id)  # what the registry holds, offered back as it is
+        elif existing is not None and existing.source not in reread:
             failures.append(duplicate(plugin, existing))
-            continue
-        if existing is not None and to_row(existing).same_entry(to_row(plugin)):
-            loaded.append(plugin.id)
-            continue
-        try:
-            event = registry.register(plugin, replace=True)
-        except (RegistryError, UnsupportedTypeError) as exc:
-            failures.append(failure(plugin.manifest_path or plugin.source, exc))
-            continue
-        loaded.append(plugin.id)
-        if event is not None:
-            events.append(event)
+        elif existing is not None and to_row(existing).same_entry(to_row(plugin)):
+            held.add(plugin.id)
+        else:
+            new.append(plugin)
+    written, registered = _register(registry, new, failures)
+    events.extend(written)
+    loaded = [i for i in wanted if i in held or i in registered]
 
     kept = tuple(p.id for p in registry.list() if p.source not in reread)
+    if memory is not None:
+        memory.settle(failures)
     return SyncReport(
         loaded=tuple(loaded),
         removed=tuple(removed),
@@ -85,7 +98,31 @@ def sync_on_start(
         failures=tuple(failures),
         skipped=offered.skipped,
         events=tuple(events),
+        unchanged=tuple(unchanged),
     )
+
+
+def _register(
+    registry: Registry, plugins: list[RegisteredPlugin], failures: list[LoadFailure]
+) -> tuple[list[RegistryEvent], set[str]]:
+    """Register ``plugins`` in one transaction; when one is refused, each on its own, so
+    that only the refused ones fail. Answers the events and the ids registered."""
+    try:
+        return list(registry.register_many(plugins, replace=True)), {p.id for p in plugins}
+    except (RegistryError, UnsupportedTypeError):
+        pass
+    events: list[RegistryEvent] = []
+    registered: set[str] = set()
+    for plugin in plugins:
+        try:
+            event = registry.register(plugin, replace=True)
+        except (RegistryError, UnsupportedTypeError) as exc:
+            failures.append(failure(plugin.manifest_path or plugin.source, exc))
+            continue
+        registered.add(plugin.id)
+        if event is not None:
+            events.append(event)
+    return events, registered
 
 
 def _read(source: PluginSource) -> SourceResult:
