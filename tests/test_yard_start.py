@@ -111,7 +111,7 @@ def test_a_plugin_whose_code_broke_is_unavailable_and_recovers_when_fixed(
 
 def test_a_yard_builds_what_it_uses_when_it_is_first_used(tmp_path: Path) -> None:
     with Yard.from_settings(Settings(database=str(tmp_path / "yard.db"))) as yard:
-        deferred = [r for r in yard.runtimes.values() if isinstance(r, DeferredRuntime)]
+        deferred = [r for r in yard.runtimes.lazy.values() if isinstance(r, DeferredRuntime)]
         assert sorted(r.kind for r in deferred) == ["http", "mcp", "subprocess"]
         assert all(r.built is None for r in deferred)  # no bundled plugin needs them
         for part in ("executor", "governance", "policy", "outbound", "discovery", "health"):

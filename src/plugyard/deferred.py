@@ -2,7 +2,7 @@
 
 A command that lists plugins needs the store and the registry; it must not import the
 MCP SDK, aiohttp, the crypto of the audit log or the embedding model to do so. The yard
-keeps such parts behind :class:`part` (an attribute built once, under the yard's lock)
+keeps such parts behind :class:`part` (an attribute built once, under its own lock)
 and :class:`DeferredRuntime` (a runtime built when a plugin of its kind is first checked
 or called).
 """
@@ -10,8 +10,8 @@ or called).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any, Generic, Protocol, TypeVar, overload
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Generic, TypeVar, overload
 
 from plugyard.manifest.model import Operation
 from plugyard.runtimes.base import Answer, CallContext, Runtime, Target
@@ -19,18 +19,18 @@ from plugyard.runtimes.base import Answer, CallContext, Runtime, Target
 T = TypeVar("T")
 
 
-class HasLock(Protocol):
-    _lock: threading.RLock
-
-
 class part(Generic[T]):  # lower case: read as a decorator, like cached_property
     """Like ``functools.cached_property``, but built at most once even when threads race
-    for it (two audit chains appending to one log must never exist)."""
+    for it (two audit chains appending to one log must never exist). Each part has its
+    own lock, so a slow one (the embedding model) holds up no other."""
 
     def __init__(self, build: Callable[[Any], T]) -> None:
         self.build = build
         self.__doc__ = build.__doc__
         self.name = build.__name__
+        # Shared by every yard; re-entrant, so that building one yard's part may build
+        # the same part of another yard in the same thread.
+        self._lock = threading.RLock()
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -39,13 +39,13 @@ class part(Generic[T]):  # lower case: read as a decorator, like cached_property
     def __get__(self, owner: None, cls: type) -> part[T]: ...
 
     @overload
-    def __get__(self, owner: HasLock, cls: type | None = None) -> T: ...
+    def __get__(self, owner: object, cls: type | None = None) -> T: ...
 
-    def __get__(self, owner: HasLock | None, cls: type | None = None) -> T | part[T]:
+    def __get__(self, owner: object | None, cls: type | None = None) -> T | part[T]:
         if owner is None:
             return self
         found: T
-        with owner._lock:
+        with self._lock:
             if self.name not in vars(owner):
                 vars(owner)[self.name] = self.build(owner)
             found = vars(owner)[self.name]
@@ -85,16 +85,6 @@ class DeferredRuntime:
     ) -> Answer:
         return await self.get().invoke(target, operation, params, context, host)
 
-    def kill_all(self) -> None:
-        kill = getattr(self.built, "kill_all", None)
-        if kill is not None:
-            kill()
-
-    async def aclose(self) -> None:
-        close = getattr(self.built, "aclose", None)
-        if close is not None:
-            await close()
-
     def __getattr__(self, name: str) -> Any:
         # Optional runtime methods (describe, runs_inline, forget …) are asked for with
         # getattr(runtime, name, None): answer as the real runtime does.
@@ -106,3 +96,32 @@ class DeferredRuntime:
 def real(runtime: Runtime) -> Runtime:
     """The runtime itself, built if it was deferred."""
     return runtime.get() if isinstance(runtime, DeferredRuntime) else runtime
+
+
+class Runtimes(Mapping[str, Runtime]):
+    """A yard's runtimes by kind. Looking one up builds it (callers get the runtime
+    itself); :attr:`lazy` holds the same runtimes for the executor and the start-up
+    checks, each built only when a plugin of its kind is first checked or called."""
+
+    def __init__(self, runtimes: Mapping[str, Runtime]) -> None:
+        self.lazy: dict[str, Runtime] = dict(runtimes)
+
+    def __getitem__(self, kind: str) -> Runtime:
+        return real(self.lazy[kind])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.lazy)
+
+    def __len__(self) -> int:
+        return len(self.lazy)
+
+    def built(self) -> list[Runtime]:
+        """The runtimes built so far (what there is to stop)."""
+        found = []
+        for runtime in self.lazy.values():
+            if isinstance(runtime, DeferredRuntime):
+                if runtime.built is None:
+                    continue
+                runtime = runtime.built
+            found.append(runtime)
+        return found

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,13 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from plugyard import __version__
 from plugyard.builtins import BUILTINS_DIR
-from plugyard.deferred import DeferredRuntime, built, part, real
+from plugyard.deferred import DeferredRuntime, Runtimes, built, part
 from plugyard.discovery.query import CanSee, Filters, Match, allow_all
 from plugyard.errors import PlugyardError, RegistryError
 from plugyard.manifest.model import Operation
 from plugyard.policy.base import Subject
-from plugyard.registry.catalog import CatalogSource
-from plugyard.registry.entrypoints import EntryPointSource
 from plugyard.registry.intake import read_plugins
 from plugyard.registry.memory import FolderMemory
 from plugyard.registry.model import RegisteredPlugin, RegistryEvent
@@ -175,14 +172,13 @@ class Yard:
         self.settings = settings
         self.store = store
         self.registry = registry
-        self._lock = threading.RLock()
-        self.runtimes: dict[str, Runtime] = {
+        self.runtimes = Runtimes({
             # In-process plugins are the hot path: no indirection on their calls.
             "python": InProcessRuntime(),
             "http": DeferredRuntime("http", self._http_runtime),
             "mcp": DeferredRuntime("mcp", self._mcp_runtime),
             "subprocess": DeferredRuntime("subprocess", self._subprocess_runtime),
-        }
+        })  # fmt: skip
         self.sources: Sequence[PluginSource] = ()
         self.report = SyncReport()
 
@@ -193,7 +189,8 @@ class Yard:
         registry = Registry.over(store)
         yard = cls(settings, store, registry)
         memory = FolderMemory(SqlFolderMarks(store), registry, context=_check_context(settings))
-        yard.sources = tuple(_Checked(s, yard.runtimes) for s in _sources(settings, memory))
+        checks = yard.runtimes.lazy
+        yard.sources = tuple(_Checked(s, checks) for s in _sources(settings, memory))
         yard.report = sync_on_start(registry, yard.sources, memory=memory)
         return yard
 
@@ -231,7 +228,7 @@ class Yard:
         from plugyard.execution.executor import Executor, Limits
 
         governance, limits = self.governance, Limits(self.settings.default_timeout_ms)
-        return Executor(self.registry, self.runtimes, limits=limits, policy=self.policy,
+        return Executor(self.registry, self.runtimes.lazy, limits=limits, policy=self.policy,
                         audit=governance.audit if governance else None,
                         governance=governance)  # fmt: skip
 
@@ -375,7 +372,7 @@ class Yard:
     def _mcp(self) -> McpPluginRuntime:
         from plugyard.runtimes.mcp import McpPluginRuntime
 
-        runtime = real(self.runtimes["mcp"])
+        runtime = self.runtimes["mcp"]
         assert isinstance(runtime, McpPluginRuntime)
         return runtime
 
@@ -463,7 +460,7 @@ class Yard:
 
     def close(self) -> None:
         """Stop what was started; a part never built is not built to be stopped."""
-        for runtime in self.runtimes.values():
+        for runtime in self.runtimes.built():
             kill_all = getattr(runtime, "kill_all", None)
             if kill_all is not None:  # subprocess workers (their trees) die with the yard
                 kill_all()
@@ -492,8 +489,12 @@ def _sources(settings: Settings, memory: FolderMemory | None = None) -> list[Plu
         FolderSource(path, trust="trusted", memory=memory) for path in settings.plugin_dirs
     )
     if settings.catalog is not None:
+        from plugyard.registry.catalog import CatalogSource
+
         sources.append(CatalogSource(settings.catalog, memory=memory))
     if settings.entrypoints:
+        from plugyard.registry.entrypoints import EntryPointSource
+
         sources.append(EntryPointSource.of(settings.entrypoints))
     packages = packages_root(settings)
     if packages is not None:

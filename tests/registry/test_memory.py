@@ -236,6 +236,22 @@ def test_a_plugin_changed_in_the_registry_since_has_its_folder_read_again(
     assert "beta" in second.plugins
 
 
+def test_a_folder_registered_since_by_another_process_is_read_again(
+    root: Path, start: Callable[..., Start]
+) -> None:
+    start()
+
+    def other_version(registry: Registry) -> None:
+        held = registry.find("alpha")
+        assert held is not None
+        changed = held.descriptor.model_copy(update={"description": "Another version."})
+        registry.register(held.redescribed(changed), replace=True)
+
+    second = start(before=other_version)
+    assert second.read == ["alpha"]
+    assert second.plugins["alpha"].descriptor.description == "A plugin."
+
+
 def test_an_unavailable_plugin_is_read_again_on_every_start(
     root: Path, start: Callable[..., Start]
 ) -> None:
@@ -245,3 +261,13 @@ def test_an_unavailable_plugin_is_read_again_on_every_start(
         registry.set_availability("gamma", False, "no runtime")
 
     assert start(before=mark_gamma).read == ["gamma"]
+
+
+def test_a_remembered_row_it_cannot_read_only_has_its_folder_read_again(
+    root: Path, start: Callable[..., Start], database_url: str
+) -> None:
+    start()
+    with Store.open(database_url) as store, store.writing() as conn:
+        conn.exec_driver_sql("UPDATE plugin_folders SET plugins = '[\"no pairs\"]'")
+    assert len(start().read) == 3
+    assert start().read == []

@@ -5,6 +5,7 @@ otherwise."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sys
 from typing import Any
@@ -18,7 +19,12 @@ from plugyard.yard import Settings, Yard
 
 def open_yard(ctx: click.Context) -> Yard:
     db = (ctx.find_root().obj or {}).get("db")
-    return Yard.from_settings(Settings.from_env(database=db))
+    yard = Yard.from_settings(Settings.from_env(database=db))
+    # A command is a short process, and what its start made (a descriptor per plugin)
+    # lives until it exits: the cycle collector need not scan all that again and again
+    # while the command works (listing 10,000 plugins took twice as long).
+    gc.freeze()
+    return yard
 
 
 @click.group("plugins")

@@ -35,30 +35,30 @@ class Fingerprint:
 def fingerprint(entries: Iterable[os.DirEntry[str]], context: str, now_ns: int) -> Fingerprint:
     """The fingerprint of a folder from its (sorted) entries; ``context`` is mixed in, so a
     change of it changes every fingerprint."""
-    digest = hashlib.blake2b(context.encode(), digest_size=16)
-    newest = _add(digest, entries, "")
-    return Fingerprint(digest.hexdigest(), newest < now_ns - SETTLE_NS)
+    stamps = [context]
+    newest = _add(stamps, entries, "")
+    digest = hashlib.blake2b("\n".join(stamps).encode(), digest_size=16).hexdigest()
+    return Fingerprint(digest, newest < now_ns - SETTLE_NS)
 
 
-def _add(digest: hashlib.blake2b, entries: Iterable[os.DirEntry[str]], prefix: str) -> int:
+def _add(stamps: list[str], entries: Iterable[os.DirEntry[str]], prefix: str) -> int:
     newest = 0
     for entry in entries:
         name = prefix + entry.name
         try:
             if entry.is_dir() and not entry.is_symlink():
-                if entry.name.startswith(".") or entry.name in SKIPPED:
+                if entry.name[0] == "." or entry.name in SKIPPED:
                     continue
                 with os.scandir(entry.path) as found:
                     inner = sorted(found, key=_name)
-                newest = max(newest, _add(digest, inner, name + "/"))
+                newest = max(newest, _add(stamps, inner, name + "/"))
                 continue
             st = entry.stat()
         except OSError:  # gone while we looked, or unreadable: never settled
-            digest.update(f"{name}\0?\n".encode())
+            stamps.append(f"{name}\0?")
             newest = _NEVER
             continue
-        stamp = f"{name}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_size}\0{st.st_ino}\n"
-        digest.update(stamp.encode())
+        stamps.append(f"{name}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_size}\0{st.st_ino}")
         newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
     return newest
 

@@ -4,10 +4,11 @@ Reading a folder means parsing its manifest and having the runtime check its cod
 in-process plugin is imported); over thousands of folders that is most of a start. So
 the store remembers, per folder a start read *cleanly* — every plugin it declared
 registered from it and available, no failure reported against it — the fingerprint of
-its files (:mod:`.fingerprint`) and the ids it declared. The next start lists the
-folders as before (new and removed ones are found as before), fingerprints each, and
-for a remembered one whose fingerprint and registered plugins are unchanged offers the
-plugins the registry already holds instead of reading it.
+its files (:mod:`.fingerprint`) and the id and content hash of each plugin registered
+from it. The next start lists the folders as before (new and removed ones are found as
+before), fingerprints each, and for a remembered one whose fingerprint is unchanged and
+whose plugins the registry holds as they were registered offers those plugins instead
+of reading it.
 
 What a runtime's verdict depends on besides the folder (plugyard's and Python's
 versions, the subprocess allowlist, the source's kind and trust) is part of the
@@ -24,7 +25,6 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from plugyard.registry.fingerprint import Fingerprint, fingerprint
 from plugyard.registry.model import LoadFailure, RegisteredPlugin, SourceKind, Trust
@@ -38,6 +38,7 @@ class _Seen:
     fingerprint: Fingerprint
     plugins: tuple[str, ...]
     read: bool  # read this start (else offered as the registry held it)
+    stored: FolderMark | None = None  # the mark it was recalled by
 
 
 class FolderMemory:
@@ -57,22 +58,25 @@ class FolderMemory:
         self._now = clock_ns()
         self._stored: dict[str, FolderMark] | None = None
         self._seen: dict[str, _Seen] = {}
+        self._context_of: dict[tuple[str, str], str] = {}
 
     def read(
         self,
-        manifest: Path,
+        manifest: str,
         entries: Sequence[os.DirEntry[str]],
         source: SourceKind,
         trust: Trust,
         load: Callable[[], SourceResult],
     ) -> SourceResult:
-        key = str(manifest)
-        mark = fingerprint(entries, f"{self._context}|{source}|{trust}", self._now)
+        key = manifest
+        mark = fingerprint(entries, self._contexts(source, trust), self._now)
         stored = self._remembered().get(key)
         if stored is not None and stored.fingerprint == mark.digest:
-            held = self._held(key, stored.plugins, source, trust)
-            if held is not None:
-                self._seen[key] = _Seen(mark, stored.plugins, read=False)
+            held = self._held(key, [i for i, _ in stored.plugins], source, trust)
+            # The content hashes too: another process may have registered another
+            # version of the folder since this mark was written.
+            if held is not None and tuple((p.id, p.content_hash) for p in held) == stored.plugins:
+                self._seen[key] = _Seen(mark, tuple(p.id for p in held), False, stored)
                 return SourceResult(unchanged=held)
         result = load()
         self._seen[key] = _Seen(mark, tuple(p.id for p in result.plugins), read=True)
@@ -86,13 +90,23 @@ class FolderMemory:
         for key, seen in self._seen.items():
             if not seen.fingerprint.settled or key in failed or not seen.plugins:
                 continue
-            if seen.read and self._held(key, seen.plugins, None, None) is None:
+            if seen.stored is not None:
+                keep[key] = seen.stored
                 continue
-            keep[key] = FolderMark(seen.fingerprint.digest, seen.plugins)
+            held = self._held(key, seen.plugins, None, None)
+            if held is not None:
+                plugins = tuple((p.id, p.content_hash) for p in held)
+                keep[key] = FolderMark(seen.fingerprint.digest, plugins)
         changed = {k: mark for k, mark in keep.items() if stored.get(k) != mark}
         self._marks.save(changed, [k for k in stored if k not in keep])
         self._seen.clear()
         self._stored = None
+
+    def _contexts(self, source: SourceKind, trust: Trust) -> str:
+        found = self._context_of.get((source, trust))
+        if found is None:
+            found = self._context_of[(source, trust)] = f"{self._context}|{source}|{trust}"
+        return found
 
     def _remembered(self) -> dict[str, FolderMark]:
         if self._stored is None:

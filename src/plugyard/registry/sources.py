@@ -46,7 +46,7 @@ class FolderMemory(Protocol):
 
     def read(
         self,
-        manifest: Path,
+        manifest: str,
         entries: Sequence[os.DirEntry[str]],
         source: SourceKind,
         trust: Trust,
@@ -105,45 +105,46 @@ def load_folder(
     if not root.is_dir():
         return SourceResult(failures=(_missing(root),))
 
-    def read(manifest: Path, entries: Sequence[os.DirEntry[str]]) -> SourceResult:
+    def read(manifest: str, entries: Sequence[os.DirEntry[str]]) -> SourceResult:
         def load() -> SourceResult:
-            return load_manifest(manifest, source=source, trust=trust)
+            return load_manifest(Path(manifest), source=source, trust=trust)
 
         return load() if memory is None else memory.read(manifest, entries, source, trust, load)
 
     # Resolved paths: a manifest's path is its plugins' ``manifest_path``, which the
     # memory compares with what the registry holds.
-    folders = _plugin_folders(root.resolve(), resolve=True)
+    folders = _plugin_folders(str(root.resolve()), resolve=True)
     return merge(read(manifest, entries) for manifest, entries in folders)
 
 
 def plugin_manifests(root: Path) -> list[Path]:
     """The manifest of each plugin folder under ``root``, in a stable order."""
-    return [manifest for manifest, _ in _plugin_folders(root, resolve=False)]
+    return [Path(manifest) for manifest, _ in _plugin_folders(str(root), resolve=False)]
 
 
-def _plugin_folders(root: Path, *, resolve: bool) -> list[tuple[Path, list[os.DirEntry[str]]]]:
+def _plugin_folders(root: str, *, resolve: bool) -> list[tuple[str, list[os.DirEntry[str]]]]:
     """Each plugin folder's manifest and the folder's entries, sorted by name: one
-    directory listing per folder, no stat beyond what it tells. ``resolve``: follow the
-    links among the folders (``root`` is taken as given)."""
-    found: list[tuple[Path, list[os.DirEntry[str]]]] = []
+    directory listing per folder and no stat beyond what it tells, on plain strings (a
+    start walks thousands of folders). ``resolve``: follow the links among the folders
+    (``root`` is taken as given)."""
+    found: list[tuple[str, list[os.DirEntry[str]]]] = []
 
-    def walk(folder: Path, depth: int) -> None:
+    def walk(folder: str, depth: int) -> None:
         with os.scandir(folder) as listing:
             entries = sorted(listing, key=_entry_name)
         names = {entry.name: entry for entry in entries}
         for manifest in FOLDER_MANIFESTS:
             entry = names.get(manifest)
             if entry is not None and entry.is_file():
-                found.append((folder / manifest, entries))
+                found.append((entry.path, entries))
                 return
         if depth >= MAX_DEPTH:
             return
         for entry in entries:
-            if entry.name.startswith(".") or entry.name in _SKIPPED_DIRS or not entry.is_dir():
+            if entry.name[0] == "." or entry.name in _SKIPPED_DIRS or not entry.is_dir():
                 continue
-            child = folder / entry.name
-            walk(child.resolve() if resolve and entry.is_symlink() else child, depth + 1)
+            walk(os.path.realpath(entry.path) if resolve and entry.is_symlink() else entry.path,
+                 depth + 1)  # fmt: skip
 
     walk(root, 0)
     return found

@@ -19,7 +19,9 @@ plugin folders unchanged since the last start: they offer what the registry hold
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -57,6 +59,16 @@ def sync_on_start(
     memory: Settles | None = None,
 ) -> SyncReport:
     """``memory`` is the one the sources were given: told the outcome at the end."""
+    with _cycle_collection_paused():
+        return _sync(registry, sources, reread, memory)
+
+
+def _sync(
+    registry: Registry,
+    sources: Sequence[PluginSource],
+    reread: frozenset[SourceKind],
+    memory: Settles | None,
+) -> SyncReport:
     failures = list(registry.load())
     offered = merge(_read(source) for source in sources)
     failures.extend(offered.failures)
@@ -100,6 +112,21 @@ def sync_on_start(
         events=tuple(events),
         unchanged=tuple(unchanged),
     )
+
+
+@contextmanager
+def _cycle_collection_paused() -> Iterator[None]:
+    """A start makes tens of thousands of long-lived objects (a descriptor per plugin);
+    the cycle collector would scan the growing heap again and again as they pile up —
+    on 10,000 plugins, about as long as making them. Nothing made here needs it: plain
+    reference counting frees what the start drops, and collection resumes after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _register(

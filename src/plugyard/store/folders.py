@@ -1,5 +1,6 @@
-"""What the last start read from each plugin folder: its fingerprint and the plugin ids it
-declared, so the next start skips the folders that did not change (registry.memory)."""
+"""What the last start read from each plugin folder: its fingerprint and the plugins it
+registered from it (id and content hash), so the next start skips the folders that did
+not change (registry.memory)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class FolderMark:
     fingerprint: str
-    plugins: tuple[str, ...]
+    plugins: tuple[tuple[str, str], ...]  # (id, content hash) as registered
 
 
 class FolderMarks(Protocol):
@@ -54,7 +55,14 @@ class SqlFolderMarks:
     def all(self) -> dict[str, FolderMark]:
         with self._db.read() as tx:
             rows = tx.all("SELECT manifest, fingerprint, plugins FROM plugin_folders")
-        return {str(m): FolderMark(str(f), tuple(json.loads(p))) for m, f, p in rows}
+        marks = {}
+        for manifest, fingerprint, plugins in rows:
+            try:
+                pairs = tuple((str(i), str(h)) for i, h in json.loads(plugins))
+            except (ValueError, TypeError):
+                continue  # a cache: a row it cannot read only has its folder read again
+            marks[str(manifest)] = FolderMark(str(fingerprint), pairs)
+        return marks
 
     def save(self, marks: Mapping[str, FolderMark], forget: Iterable[str]) -> None:
         gone = [(manifest,) for manifest in forget]

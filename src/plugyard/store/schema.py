@@ -297,7 +297,7 @@ mcp_tool_pins = Table(
 # --- Plugin folders read at start (registry.memory) ---------------------------------------
 
 #: Per plugin folder (by manifest path): the fingerprint of its files when a start last
-#: read it cleanly, and the plugin ids (a JSON list) its manifest declared.
+#: read it cleanly, and the plugins registered from it (a JSON list of [id, content hash]).
 plugin_folders = Table(
     "plugin_folders",
     metadata,

@@ -5,7 +5,8 @@ Revises: 0006
 Create Date: 2026-11-22
 
 One row per plugin folder a start read and registered cleanly, keyed by its manifest's
-path: a fingerprint of the folder's files and the plugin ids the manifest declared. A
+path: a fingerprint of the folder's files and the plugins registered from it (a JSON
+list of [id, content hash]). A
 start skips a folder whose fingerprint is unchanged (registry.memory); the table is a
 cache, and emptying it only makes the next start read every folder again.
 """
