@@ -92,8 +92,9 @@ COMMANDS = {
 @click.pass_context
 def cli(ctx: click.Context, db: str | None) -> None:
     """plugyard: a plugin host for LLM applications."""
-    ctx.obj = {"db": db}
+    ctx.obj = {**(ctx.obj or {}), "db": db}
 
 
 def main() -> None:
-    cli(prog_name="plugyard")
+    # "process": the command owns its process (not a test or a host calling cli()).
+    cli(prog_name="plugyard", obj={"process": True})

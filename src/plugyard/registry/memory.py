@@ -72,11 +72,14 @@ class FolderMemory:
         mark = fingerprint(entries, self._contexts(source, trust), self._now)
         stored = self._remembered().get(key)
         if stored is not None and stored.fingerprint == mark.digest:
-            held = self._held(key, [i for i, _ in stored.plugins], source, trust)
+            ids = tuple(i for i, _ in stored.plugins)
+            held = self._held(key, ids, source, trust)
             # The content hashes too: another process may have registered another
             # version of the folder since this mark was written.
-            if held is not None and tuple((p.id, p.content_hash) for p in held) == stored.plugins:
-                self._seen[key] = _Seen(mark, tuple(p.id for p in held), False, stored)
+            if held is not None and all(
+                p.content_hash == h for p, (_, h) in zip(held, stored.plugins, strict=True)
+            ):
+                self._seen[key] = _Seen(mark, ids, False, stored)
                 return SourceResult(unchanged=held)
         result = load()
         self._seen[key] = _Seen(mark, tuple(p.id for p in result.plugins), read=True)

@@ -198,9 +198,10 @@ def merge(results: Iterable[SourceResult]) -> SourceResult:
         failures.extend(result.failures)
         skipped.extend(result.skipped)
         for plugin in (*result.plugins, *result.unchanged):
-            first = plugins.get(plugin.id)
+            plugin_id = plugin.id
+            first = plugins.get(plugin_id)
             if first is None:
-                plugins[plugin.id] = plugin
+                plugins[plugin_id] = plugin
             else:
                 failures.append(duplicate(plugin, first))
         unchanged.update(id(plugin) for plugin in result.unchanged)

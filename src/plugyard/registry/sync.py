@@ -86,14 +86,14 @@ def _sync(
 
     held: set[str] = set()
     new: list[RegisteredPlugin] = []
-    for plugin in wanted.values():
-        existing = registry.find(plugin.id)
-        if existing is not None and existing is unchanged.get(plugin.id):
-            held.add(plugin.id)  # what the registry holds, offered back as it is
+    for plugin_id, plugin in wanted.items():
+        existing = registry.find(plugin_id)
+        if existing is not None and existing is unchanged.get(plugin_id):
+            held.add(plugin_id)  # what the registry holds, offered back as it is
         elif existing is not None and existing.source not in reread:
             failures.append(duplicate(plugin, existing))
         elif existing is not None and to_row(existing).same_entry(to_row(plugin)):
-            held.add(plugin.id)
+            held.add(plugin_id)
         else:
             new.append(plugin)
     written, registered = _register(registry, new, failures)

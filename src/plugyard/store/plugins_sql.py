@@ -40,7 +40,7 @@ class SqlPluginRepository:
         if source is not None:
             query = query.where(plugins.c.source == source)
         with self._store.reading() as conn:
-            return tuple(_row(r) for r in conn.execute(query))
+            return tuple(_row(r, timestamps=timestamps) for r in conn.execute(query))
 
     # writes -------------------------------------------------------------------------
 
@@ -123,7 +123,7 @@ def _select(conn: Connection, plugin_id: str, *, lock: bool) -> PluginRow | None
 _STAMPS = frozenset({"registered_at", "updated_at"})
 
 
-def _row(record: Row[Any]) -> PluginRow:
+def _row(record: Row[Any], *, timestamps: bool = True) -> PluginRow:
     data = record._mapping
     return PluginRow(
         id=data["id"],
@@ -138,6 +138,6 @@ def _row(record: Row[Any]) -> PluginRow:
         dialect=data["dialect"],
         available=data["available"],
         unavailable_reason=data["unavailable_reason"],
-        registered_at=data.get("registered_at"),
-        updated_at=data.get("updated_at"),
+        registered_at=data["registered_at"] if timestamps else None,
+        updated_at=data["updated_at"] if timestamps else None,
     )
