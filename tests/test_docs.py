@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +75,22 @@ def test_readme_manifest_example_is_the_bundled_one() -> None:
     shown = _blocks(ROOT / "README.md", "yaml")[0].split("\n", 1)[1]
     bundled = (ROOT / "examples" / "plugins" / "tool" / "weather" / "plugin.yaml").read_text()
     assert shown == bundled
+
+
+def test_readme_weather_command_registers_the_example_folder_and_calls_its_code(
+    tmp_path: Path,
+) -> None:
+    """The README's command line as typed in the checkout, on a data folder of its own."""
+    line = next(
+        x for b in _blocks(ROOT / "README.md", "sh") for x in b.splitlines() if "call weather" in x
+    )
+    assignment, program, *args = shlex.split(line)
+    name, _, value = assignment.partition("=")
+    assert (program, name) == ("plugyard", "PLUGYARD_PLUGIN_DIRS")
+    assert (ROOT / value / "plugin.yaml").is_file() and (ROOT / value / "plugin.py").is_file()
+    main = "import sys; from plugyard.cli.main import main; sys.exit(main())"
+    env = {**os.environ, name: value, "PLUGYARD_HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", main, *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["data"]["conditions"] == "sunny"

@@ -3,64 +3,70 @@
 A yard opens the store (SQLite by default, PostgreSQL when ``PLUGYARD_DATABASE_URL``
 says so), syncs the registry from its sources (the bundled plugins, plugin folders, a
 catalog file, allowlisted entry points, and externals already in the store), lets each
-runtime check and refine what it will run, and wires the executor — the one call path.
+runtime check and refine what it will run — only what changed since the last start
+(:mod:`plugyard.registry.memory`) — and wires the executor, the one call path, when it
+is first used.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from functools import cached_property
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from plugyard import __version__
 from plugyard.builtins import BUILTINS_DIR
-from plugyard.discovery.choose import embedder_from_spec
+from plugyard.deferred import DeferredRuntime, Runtimes, built, part
 from plugyard.discovery.query import CanSee, Filters, Match, allow_all
-from plugyard.discovery.service import DiscoveryService
-from plugyard.discovery.vector_store import SqlVectorRepository
 from plugyard.errors import PlugyardError, RegistryError
-from plugyard.execution.admin import Administration
-from plugyard.execution.executor import CallRequest, Executor, Limits, new_request_id
-from plugyard.execution.governance import Governance
-from plugyard.execution.result import Result
-from plugyard.feeds.scheduler import FeedScheduler
-from plugyard.llm import ChatModel, llm_from_spec
 from plugyard.manifest.model import Operation
-from plugyard.pipelines.service import PipelineService
-from plugyard.pipelines.store_sql import SqlPipelineStore
 from plugyard.policy.base import Subject
-from plugyard.policy.book import PolicyBook, facts_from
 from plugyard.registry import external_file
-from plugyard.registry.catalog import CatalogSource
-from plugyard.registry.entrypoints import EntryPointSource
 from plugyard.registry.intake import read_plugins
+from plugyard.registry.memory import FolderMemory
 from plugyard.registry.model import RegisteredPlugin, RegistryEvent
-from plugyard.registry.packages import Installer, PackageManager, PackageSource
+from plugyard.registry.packages import PackageSource
 from plugyard.registry.registry import Registry
 from plugyard.registry.sources import FolderSource, PluginSource, SourceResult
 from plugyard.registry.sync import SyncReport, sync_on_start
-from plugyard.routing import Answer, Router
 from plugyard.runtimes.base import CallContext, Runtime, Target
-from plugyard.runtimes.http import HealthChecker, HttpPluginRuntime, check_registration
-from plugyard.runtimes.mcp import McpPluginRuntime
-from plugyard.runtimes.outbound import OutboundClient, OutboundGuard
-from plugyard.runtimes.python.guard import scan_folder
 from plugyard.runtimes.python.runtime import InProcessRuntime
-from plugyard.runtimes.subprocess import SubprocessPluginRuntime, SubprocessSettings
+from plugyard.store.folders import SqlFolderMarks
+from plugyard.store.home import data_home
 from plugyard.store.keys import ADMIN_ROLE, SqlKeyRepository
-from plugyard.store.mcp_pins import SqlPinRepository, ToolPin
-from plugyard.store.policies import SqlPolicyRepository
 from plugyard.store.store import Store
+from plugyard.store.urls import DATABASE_URL_ENV
+
+# The rest is imported where it is first needed: a command that lists plugins must not
+# load the server, MCP, discovery or governance stacks (see plugyard.deferred).
+if TYPE_CHECKING:
+    from plugyard.discovery.service import DiscoveryService
+    from plugyard.execution.admin import Administration
+    from plugyard.execution.executor import Executor
+    from plugyard.execution.governance import Governance
+    from plugyard.execution.result import Result
+    from plugyard.feeds.scheduler import FeedScheduler
+    from plugyard.llm import ChatModel
+    from plugyard.pipelines.service import PipelineService
+    from plugyard.policy.book import PolicyBook
+    from plugyard.registry.packages import PackageManager
+    from plugyard.routing import Answer, Router
+    from plugyard.runtimes.http import HealthChecker
+    from plugyard.runtimes.mcp import McpPluginRuntime
+    from plugyard.runtimes.outbound import OutboundClient
+    from plugyard.store.mcp_pins import ToolPin
 
 
 @dataclass(frozen=True)
 class Settings:
     """Everything a yard is built from; :meth:`from_env` reads ``PLUGYARD_*``."""
 
-    # A URL or a SQLite path; None → PLUGYARD_DATABASE_URL, else ./.plugyard/plugyard.db.
+    # A URL or a SQLite path; None → PLUGYARD_DATABASE_URL, else plugyard.db in the data
+    # folder (plugyard.store.home: PLUGYARD_HOME, else ~/.local/share/plugyard).
     database: str | None = None
     builtins: bool = True
     plugin_dirs: tuple[Path, ...] = ()
@@ -85,7 +91,7 @@ class Settings:
     policy_file: Path | None = None
     governed: bool = True
     # Installed plugin packages (docs/packages.md); None → PLUGYARD_PACKAGES_DIR, else a
-    # ``packages`` folder beside the SQLite file (./.plugyard/packages by default).
+    # ``packages`` folder beside the SQLite file (in the data folder by default).
     packages_dir: Path | None = None
     # HomeClaw's file of external registrations (registry/external_file.py); None →
     # PLUGYARD_EXTERNAL_PLUGINS_FILE, else external_plugins.json beside the packages.
@@ -174,58 +180,112 @@ def check(plugin: RegisteredPlugin, runtimes: Mapping[str, Runtime]) -> Register
     return plugin.redescribed(refined)
 
 
-@dataclass
 class Yard:
-    """A running plugyard: store, registry, runtimes and executor, built once."""
+    """A running plugyard: store, registry, runtimes and executor, built once.
 
-    settings: Settings
-    store: Store
-    registry: Registry
-    runtimes: dict[str, Runtime]
-    executor: Executor
-    report: SyncReport
-    sources: Sequence[PluginSource] = field(default_factory=tuple)
-    _discovery: DiscoveryService | None = field(default=None, repr=False)
-    health: HealthChecker | None = field(default=None, repr=False)
-    policy: PolicyBook | None = field(default=None, repr=False)
-    governance: Governance | None = field(default=None, repr=False)
+    ``from_settings`` opens the store and syncs the registry; the rest — the executor
+    with its policy and governance, the HTTP, MCP and subprocess runtimes, health checks,
+    discovery, pipelines — is built on first use, once (:mod:`plugyard.deferred`)."""
+
+    def __init__(self, settings: Settings, store: Store, registry: Registry) -> None:
+        self.settings = settings
+        self.store = store
+        self.registry = registry
+        self.runtimes = Runtimes({
+            # In-process plugins are the hot path: no indirection on their calls.
+            "python": InProcessRuntime(),
+            "http": DeferredRuntime("http", self._http_runtime),
+            "mcp": DeferredRuntime("mcp", self._mcp_runtime),
+            "subprocess": DeferredRuntime("subprocess", self._subprocess_runtime),
+        })  # fmt: skip
+        self.sources: Sequence[PluginSource] = ()
+        self.report = SyncReport()
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Yard:
         settings = settings or Settings.from_env()
         store = Store.open(settings.database)
         registry = Registry.over(store)
-        outbound = OutboundClient(OutboundGuard.of(settings.outbound_allow))
-        http = HttpPluginRuntime(outbound)
-        runtimes: dict[str, Runtime] = {"python": InProcessRuntime(), "http": http}
-        runtimes["mcp"] = McpPluginRuntime(SqlPinRepository(store), outbound.guard)
-        runtimes["subprocess"] = SubprocessPluginRuntime(
-            SubprocessSettings(allow=settings.subprocess_allow)
-        )
-        sources = [_Checked(s, runtimes) for s in _sources(settings)]
-        report = sync_on_start(registry, sources)
-        policy = governance = None
-        if settings.governed:
-            policy = PolicyBook(SqlPolicyRepository(store), facts=facts_from(registry.find),
-                                file=settings.policy_file)  # fmt: skip
-            governance = Governance.over(
-                store,
-                http_client=outbound,
-                egress=_egress(policy),
-                approval_ttl_s=lambda: policy.approval_settings().ttl_s,
-            )
-        executor = Executor(
-            registry, runtimes, limits=Limits(default_timeout_ms=settings.default_timeout_ms),
-            policy=policy, audit=governance.audit if governance else None, governance=governance,
-        )  # fmt: skip
-        yard = cls(settings, store, registry, runtimes, executor, report, tuple(sources))
-        yard.policy, yard.governance = policy, governance
-        yard.health = HealthChecker(registry, outbound, threshold=settings.health_threshold,
-                                    interval_s=settings.health_interval_s)  # fmt: skip
-        mcp = runtimes["mcp"]
-        assert isinstance(mcp, McpPluginRuntime)
-        mcp.tools_changed = yard._mcp_tools_changed
+        yard = cls(settings, store, registry)
+        memory = FolderMemory(SqlFolderMarks(store), registry, context=_check_context(settings))
+        checks = yard.runtimes.lazy
+        yard.sources = tuple(_Checked(s, checks) for s in _sources(settings, memory))
+        yard.report = sync_on_start(registry, yard.sources, memory=memory)
         return yard
+
+    # parts built on first use ---------------------------------------------------------
+
+    @part
+    def policy(self) -> PolicyBook | None:
+        """The policy in force (``None`` when not governed); a policy file given in the
+        settings is applied when this is first read."""
+        if not self.settings.governed:
+            return None
+        from plugyard.policy.book import PolicyBook, facts_from
+        from plugyard.store.policies import SqlPolicyRepository
+
+        return PolicyBook(SqlPolicyRepository(self.store), facts=facts_from(self.registry.find),
+                          file=self.settings.policy_file)  # fmt: skip
+
+    @part
+    def governance(self) -> Governance | None:
+        policy = self.policy
+        if policy is None:
+            return None
+        from plugyard.execution.governance import Governance
+
+        return Governance.over(
+            self.store,
+            http_client=self.outbound,
+            egress=_egress(policy),
+            approval_ttl_s=lambda: policy.approval_settings().ttl_s,
+        )
+
+    @part
+    def executor(self) -> Executor:
+        """The one call path."""
+        from plugyard.execution.executor import Executor, Limits
+
+        governance, limits = self.governance, Limits(self.settings.default_timeout_ms)
+        return Executor(self.registry, self.runtimes.lazy, limits=limits, policy=self.policy,
+                        audit=governance.audit if governance else None,
+                        governance=governance)  # fmt: skip
+
+    @part
+    def outbound(self) -> OutboundClient:
+        """The HTTP client every outbound request goes through (under the guard)."""
+        from plugyard.runtimes.outbound import OutboundClient, OutboundGuard
+
+        return OutboundClient(OutboundGuard.of(self.settings.outbound_allow))
+
+    @part
+    def health(self) -> HealthChecker | None:
+        """Health checks of external HTTP plugins (run by the server)."""
+        from plugyard.runtimes.http import HealthChecker
+
+        s = self.settings
+        return HealthChecker(self.registry, self.outbound, threshold=s.health_threshold,
+                             interval_s=s.health_interval_s)  # fmt: skip
+
+    def _http_runtime(self) -> Runtime:
+        from plugyard.runtimes.http import HttpPluginRuntime
+
+        return HttpPluginRuntime(self.outbound)
+
+    def _mcp_runtime(self) -> Runtime:
+        from plugyard.runtimes.mcp import McpPluginRuntime
+        from plugyard.store.mcp_pins import SqlPinRepository
+
+        runtime = McpPluginRuntime(SqlPinRepository(self.store), self.outbound.guard)
+        runtime.tools_changed = self._mcp_tools_changed
+        return runtime
+
+    def _subprocess_runtime(self) -> Runtime:
+        from plugyard.runtimes.subprocess import SubprocessPluginRuntime, SubprocessSettings
+
+        return SubprocessPluginRuntime(SubprocessSettings(allow=self.settings.subprocess_allow))
+
+    # ----------------------------------------------------------------------------------
 
     async def call(
         self,
@@ -244,6 +304,8 @@ class Yard:
         and ``roles`` are taken as given (a server takes them from the API key). A call
         with neither is the application's own and holds the ``admin`` role; a call for
         a subject holds only the roles given here and those the policy lists for it."""
+        from plugyard.execution.executor import CallRequest, new_request_id
+
         if roles is None:
             roles = (ADMIN_ROLE,) if subject is None else ()
         context = CallContext(
@@ -252,19 +314,18 @@ class Yard:
         request = CallRequest(plugin_id, operation, dict(params or {}), context, timeout_ms)
         return await self.executor.call(request)
 
-    @property
+    @part
     def discovery(self) -> DiscoveryService:
         """Plugin search. The model loads when this is first read, and the index is
         built on the first search (or rebuild); from then on it follows the registry."""
-        if self._discovery is None:
-            s = self.settings
-            embedder = embedder_from_spec(
-                s.embedder, api_key=s.embedder_api_key, ollama_url=s.ollama_url
-            )
-            self._discovery = DiscoveryService(
-                self.registry, embedder, SqlVectorRepository(self.store)
-            )
-        return self._discovery
+        from plugyard.discovery.choose import embedder_from_spec
+        from plugyard.discovery.service import DiscoveryService
+        from plugyard.discovery.vector_store import SqlVectorRepository
+
+        s = self.settings
+        embedder = embedder_from_spec(s.embedder, api_key=s.embedder_api_key,
+                                      ollama_url=s.ollama_url)  # fmt: skip
+        return DiscoveryService(self.registry, embedder, SqlVectorRepository(self.store))
 
     def search(self, query: str, k: int = 5, filters: Filters | None = None) -> list[Match]:
         """The ``k`` plugins that best match ``query`` (docs/discovery.md)."""
@@ -305,13 +366,6 @@ class Yard:
         return self.discovery.tools_for(query, k, format, filters, strict=strict)
 
     @property
-    def outbound(self) -> OutboundClient:
-        """The HTTP client every outbound request goes through (under the guard)."""
-        runtime = self.runtimes["http"]
-        assert isinstance(runtime, HttpPluginRuntime)
-        return runtime.client
-
-    @property
     def keys(self) -> SqlKeyRepository:
         """The service's API keys (hashed) and their subjects."""
         return SqlKeyRepository(self.store)
@@ -321,6 +375,8 @@ class Yard:
         all are checked — runtime, URLs under the outbound guard — before any is stored.
         Registering an id again replaces it; an id held by a non-external plugin is
         ``duplicate_plugin``."""
+        from plugyard.runtimes.http import check_registration
+
         read = read_plugins(data)
         await check_registration([d for d, _ in read], self.outbound.guard)
         plugins = []
@@ -364,9 +420,14 @@ class Yard:
 
     def mcp_tool_pins(self, plugin_id: str | None = None) -> list[ToolPin]:
         """The pinned and last seen definition hash of every MCP tool (docs/mcp.md)."""
+        return self._mcp().tool_pins(plugin_id)
+
+    def _mcp(self) -> McpPluginRuntime:
+        from plugyard.runtimes.mcp import McpPluginRuntime
+
         runtime = self.runtimes["mcp"]
         assert isinstance(runtime, McpPluginRuntime)
-        return runtime.tool_pins(plugin_id)
+        return runtime
 
     def _mcp_tools_changed(self, plugin_id: str, operations: tuple[Operation, ...]) -> None:
         """An MCP server added or dropped tools while connected: register the plugin
@@ -380,9 +441,9 @@ class Yard:
     def approve_mcp_tool(self, plugin_id: str, tool: str, *, by: str | None = None) -> ToolPin:
         """Trust the definition an MCP tool shows now, re-enabling a changed tool
         (``operation_not_found`` when the tool was never seen). Audited when governed."""
-        runtime = self.runtimes["mcp"]
-        assert isinstance(runtime, McpPluginRuntime)
-        pin = runtime.approve(plugin_id, tool, by)
+        from plugyard.execution.executor import new_request_id
+
+        pin = self._mcp().approve(plugin_id, tool, by)
         if pin is None:
             raise PlugyardError(
                 f"no MCP tool {tool!r} was seen for plugin {plugin_id!r}",
@@ -408,11 +469,13 @@ class Yard:
         self._mirror_external()
         return event
 
-    @cached_property
+    @part
     def llm(self) -> ChatModel:
         """The chat model (docs/llm.md); nothing loads or connects until its first call.
         A model server is reached under the outbound guard, so one on loopback needs an
         ``outbound_allow`` entry."""
+        from plugyard.llm import llm_from_spec
+
         s = self.settings
         return llm_from_spec(
             s.llm,
@@ -421,9 +484,11 @@ class Yard:
             socket_factory=self.outbound.guard.socket_factory,
         )
 
-    @cached_property
+    @part
     def router(self) -> Router:
         """The routing flow (docs/routing.md); the model is built on its first question."""
+        from plugyard.routing import Router
+
         return Router(self.executor, self.search, self.rights, lambda: self.llm)
 
     async def ask(self, message: str, **options: Any) -> Answer:
@@ -431,22 +496,31 @@ class Yard:
         ``subject``, ``roles``, ``k``, ``max_steps``, ``llm``… as ``Router.ask``."""
         return await self.router.ask(message, **options)
 
-    @cached_property
+    @part
     def pipelines(self) -> PipelineService:
         """Store, validate and run pipelines; read their traces (docs/pipelines.md)."""
+        from plugyard.pipelines.service import PipelineService
+        from plugyard.pipelines.store_sql import SqlPipelineStore
+
         return PipelineService(self.registry, self.executor, SqlPipelineStore(self.store))
 
-    @cached_property
+    @part
     def admin(self) -> Administration:
         """Policy, approvals, actions, secrets and the audit log (docs/governance.md)."""
-        if self.governance is None or self.policy is None:
+        from plugyard.execution.admin import Administration
+
+        governance, policy = self.governance, self.policy
+        if governance is None or policy is None:
             raise PlugyardError("this yard is not governed (Settings.governed)",
                                 code="capability_unavailable")  # fmt: skip
-        return Administration(self.governance, self.policy, self.executor, self.registry.list)
+        return Administration(governance, policy, self.executor, self.registry.list)
 
-    @cached_property
+    @part
     def packages(self) -> PackageManager:
         """Install, list and remove plugin packages (docs/packages.md)."""
+        from plugyard.registry.packages import Installer, PackageManager
+        from plugyard.runtimes.python.guard import scan_folder
+
         root = packages_root(self.settings)
         if root is None:
             raise PlugyardError("this yard has no packages folder (Settings.packages_dir)",
@@ -464,24 +538,29 @@ class Yard:
             if forget is not None:
                 forget(plugin_id)
 
-    @cached_property
+    @part
     def feeds(self) -> FeedScheduler:
         """Scheduled operations, run as their owner (docs/governance.md#feeds)."""
-        if self.governance is None:
+        from plugyard.feeds.scheduler import FeedScheduler
+
+        governance = self.governance
+        if governance is None:
             raise PlugyardError("this yard is not governed (Settings.governed)",
                                 code="capability_unavailable")  # fmt: skip
-        return FeedScheduler(
-            self.executor, self.governance.feeds, self.governance.kv, self.registry
-        )
+        return FeedScheduler(self.executor, governance.feeds, governance.kv, self.registry)
 
     def close(self) -> None:
-        for runtime in self.runtimes.values():
+        """Stop what was started; a part never built is not built to be stopped."""
+        for runtime in self.runtimes.built():
             kill_all = getattr(runtime, "kill_all", None)
             if kill_all is not None:  # subprocess workers (their trees) die with the yard
                 kill_all()
-        if self._discovery is not None:
-            self._discovery.close()
-        stop_audit = getattr(self.executor.audit, "close", None)
+        discovery = built(self, "discovery")
+        if discovery is not None:
+            discovery.close()
+        # The executor's audit is the governance's when governed; either may exist alone.
+        owner = built(self, "executor") or built(self, "governance")
+        stop_audit = getattr(getattr(owner, "audit", None), "close", None)
         if stop_audit is not None:  # events waiting for their group commit are written first
             stop_audit()
         self.store.close()
@@ -493,14 +572,20 @@ class Yard:
         self.close()
 
 
-def _sources(settings: Settings) -> list[PluginSource]:
+def _sources(settings: Settings, memory: FolderMemory | None = None) -> list[PluginSource]:
     sources: list[PluginSource] = []
     if settings.builtins:
-        sources.append(FolderSource(BUILTINS_DIR, trust="trusted", kind="builtin"))
-    sources.extend(FolderSource(path, trust="trusted") for path in settings.plugin_dirs)
+        sources.append(FolderSource(BUILTINS_DIR, trust="trusted", kind="builtin", memory=memory))
+    sources.extend(
+        FolderSource(path, trust="trusted", memory=memory) for path in settings.plugin_dirs
+    )
     if settings.catalog is not None:
-        sources.append(CatalogSource(settings.catalog))
+        from plugyard.registry.catalog import CatalogSource
+
+        sources.append(CatalogSource(settings.catalog, memory=memory))
     if settings.entrypoints:
+        from plugyard.registry.entrypoints import EntryPointSource
+
         sources.append(EntryPointSource.of(settings.entrypoints))
     packages = packages_root(settings)
     if packages is not None:
@@ -509,19 +594,27 @@ def _sources(settings: Settings) -> list[PluginSource]:
 
 
 def packages_root(settings: Settings) -> Path | None:
-    """Where installed packages live; ``None`` for an in-memory store without a setting."""
+    """Where installed packages live: beside a SQLite file, in the data folder for a
+    server database; ``None`` for an in-memory store without a setting."""
     if settings.packages_dir is not None:
         return settings.packages_dir
-    database = settings.database
+    # The store's own rule (Store.open): no setting → the variable → the data folder.
+    database = settings.database or os.environ.get(DATABASE_URL_ENV)
     if database is None:
-        return Path(".plugyard") / "packages"
+        return data_home() / "packages"
     if database.startswith("sqlite:"):
         database = database.partition(":///")[2] or ":memory:"
     elif "://" in database:
-        return Path(".plugyard") / "packages"
+        return data_home() / "packages"
     if database in ("", ":memory:"):
         return None
-    return Path(database).parent / "packages"
+    return Path(database).expanduser().parent / "packages"
+
+
+def _check_context(settings: Settings) -> str:
+    """What a runtime's verdict on an unchanged plugin folder also depends on: a change
+    here has every folder read and checked again (registry.memory)."""
+    return "|".join((__version__, sys.version, sys.executable, *sorted(settings.subprocess_allow)))
 
 
 def external_plugins_path(settings: Settings) -> Path | None:

@@ -82,6 +82,7 @@ def test_serve_answers_calls_with_the_key_it_printed_once(tmp_path: Path) -> Non
                             {"parameters": {"expression": "2 + 3"}}, None)  # fmt: skip
         assert status == 401 and body["error"]["message"]["error"] == "unauthenticated"
     first = served.last_output  # type: ignore[attr-defined]
+    assert f"plugyard: store sqlite:///{db}" in first
     key = _admin_key(first)
     with served(db) as (base, _):
         status, body = post(base + "/api/v1/plugins/calculator/execute",

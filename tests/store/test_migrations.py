@@ -48,6 +48,11 @@ def test_revisions_are_numbered_in_one_line() -> None:
     assert migrate.next_revision_id() == f"{len(scripts) + 1:04d}"
 
 
+def test_the_head_read_from_file_names_is_alembics() -> None:
+    directory = ScriptDirectory.from_config(migrate.config())
+    assert migrate.head() == directory.get_current_head()
+
+
 def test_the_developer_command_reports_and_applies_the_revision(
     database_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

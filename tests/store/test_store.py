@@ -90,15 +90,17 @@ def test_the_sqlite_file_runs_in_wal_mode(tmp_path: Path) -> None:
         assert pragma("PRAGMA busy_timeout").scalar() == 10_000
 
 
-def test_the_default_store_is_one_file_in_the_working_folder(
+def test_the_default_store_is_one_file_in_the_data_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv(DATABASE_URL_ENV, raising=False)
+    monkeypatch.setenv("PLUGYARD_HOME", str(tmp_path / "home"))
     with Store.open() as store:
         store.plugins.upsert(row("one"))
         assert store.backend == "sqlite"
-    assert (tmp_path / ".plugyard" / "plugyard.db").is_file()
+    assert (tmp_path / "home" / "plugyard.db").is_file()
+    assert not (tmp_path / ".plugyard").exists()
 
 
 def test_from_settings_reads_the_database_url(tmp_path: Path) -> None:

@@ -17,13 +17,10 @@ def test_a_path_becomes_a_sqlite_file_whose_folder_is_created(tmp_path: Path) ->
     assert (tmp_path / "a" / "b").is_dir()
 
 
-def test_the_default_is_plugyard_db_under_the_working_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    url = urls.from_environment({})
-    assert url.database == str(tmp_path / ".plugyard" / "plugyard.db")
-    assert (tmp_path / ".plugyard").is_dir()
+def test_the_default_is_plugyard_db_in_the_data_folder(tmp_path: Path) -> None:
+    url = urls.from_environment({"PLUGYARD_HOME": str(tmp_path / "home")})
+    assert url.database == str(tmp_path / "home" / "plugyard.db")
+    assert (tmp_path / "home").is_dir()
 
 
 def test_the_settings_variable_names_the_database(tmp_path: Path) -> None:

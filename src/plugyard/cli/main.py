@@ -1,56 +1,108 @@
-"""The ``plugyard`` command: one group, one module per command family."""
+"""The ``plugyard`` command: one group, one module per command family, each imported only
+when one of its commands runs (:mod:`plugyard.cli.lazy`)."""
 
 from __future__ import annotations
 
 import click
 
 from plugyard import __version__
-from plugyard.cli.ask import ask_command
-from plugyard.cli.governance import COMMANDS as GOVERNANCE_COMMANDS
-from plugyard.cli.keys import keys_group
-from plugyard.cli.manifests import export_command, schema_command, validate_command
-from plugyard.cli.mcp import mcp_group
-from plugyard.cli.packages import packages_group
-from plugyard.cli.pipeline import palette_command, pipeline_group
-from plugyard.cli.plugins import call_command, plugins_group
-from plugyard.cli.sandbox import sandbox_command
-from plugyard.cli.search import index_group, search_command
-from plugyard.cli.serve import serve_command
+from plugyard.cli.lazy import LazyCommand, LazyGroup
+
+_GOVERNANCE = "plugyard.cli.governance"
+
+#: Every command: where it lives and its one-line help (``--help`` lists these).
+COMMANDS = {
+    "actions": LazyCommand(
+        f"{_GOVERNANCE}:actions_group",
+        "The Shu Actions API: write operations, with approval where the policy says.",
+    ),
+    "approvals": LazyCommand(
+        f"{_GOVERNANCE}:approvals_group", "Requests waiting for a human decision."
+    ),
+    "ask": LazyCommand(
+        "plugyard.cli.ask:ask_command",
+        "Ask in plain words: find the right operation, call it, answer (docs/routing.md).",
+    ),
+    "audit": LazyCommand(f"{_GOVERNANCE}:audit_group", "The hash-chained audit log."),
+    "call": LazyCommand(
+        "plugyard.cli.plugins:call_command",
+        "Call an operation and print its result (--json: the envelope); exit 1 on failure.",
+    ),
+    "export": LazyCommand(
+        "plugyard.cli.manifests:export_command",
+        "Write the plugins of PATH as tool definitions or as another dialect.",
+    ),
+    "feeds": LazyCommand(f"{_GOVERNANCE}:feeds_group", "Scheduled operations, run as their owner."),
+    "index": LazyCommand("plugyard.cli.search:index_group", "The discovery index."),
+    "keys": LazyCommand(
+        "plugyard.cli.keys:keys_group", "Create, list and revoke API keys of the REST service."
+    ),
+    "mcp": LazyCommand(
+        "plugyard.cli.mcp:mcp_group",
+        "Serve plugyard over MCP on stdin/stdout (subcommands: pins, approve).",
+    ),
+    "packages": LazyCommand(
+        "plugyard.cli.packages:packages_group",
+        "Install, list and remove plugin packages (docs/packages.md).",
+    ),
+    "palette": LazyCommand(
+        "plugyard.cli.pipeline:palette_command",
+        "Plugins by capability (ALL under every one, Undefined apart) and control components "
+        "by role, as a pipeline editor shows them.",
+    ),
+    "pipeline": LazyCommand(
+        "plugyard.cli.pipeline:pipeline_group",
+        "Validate, run and draw pipelines (YAML or JSON; plugyard or OLO engine config).",
+    ),
+    "plugins": LazyCommand(
+        "plugyard.cli.plugins:plugins_group", "List and show registered plugins."
+    ),
+    "policy": LazyCommand(f"{_GOVERNANCE}:policy_group", "Show, load and test the RBAC policy."),
+    "sandbox": LazyCommand(
+        "plugyard.cli.sandbox:sandbox_command",
+        "Say how untrusted code is sandboxed on this host.",
+    ),
+    "schema": LazyCommand(
+        "plugyard.cli.manifests:schema_command",
+        "Print the JSON Schema of the canonical descriptor.",
+    ),
+    "search": LazyCommand(
+        "plugyard.cli.search:search_command",
+        "The plugins that best match QUERY, each with its best operation and why.",
+    ),
+    "secrets": LazyCommand(
+        f"{_GOVERNANCE}:secrets_group", "Encrypted secrets; values are never shown."
+    ),
+    "serve": LazyCommand(
+        "plugyard.cli.serve:serve_command",
+        "Serve the REST API (OpenAPI at /openapi.json, docs at /docs).",
+    ),
+    "validate": LazyCommand(
+        "plugyard.cli.manifests:validate_command",
+        "Check manifests (files or folders, recursively) of any dialect.",
+    ),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="plugyard")
 @click.option(
     "--db",
     metavar="URL_OR_PATH",
     help="The store: a SQLite path or a database URL (default: PLUGYARD_DATABASE_URL, "
-    "else ./.plugyard/plugyard.db).",
+    "else plugyard.db in the data folder: PLUGYARD_HOME, else the XDG data folder, "
+    "~/.local/share/plugyard).",
 )
 @click.pass_context
 def cli(ctx: click.Context, db: str | None) -> None:
     """plugyard: a plugin host for LLM applications."""
-    ctx.obj = {"db": db}
-
-
-cli.add_command(validate_command)
-cli.add_command(export_command)
-cli.add_command(schema_command)
-cli.add_command(plugins_group)
-cli.add_command(call_command)
-cli.add_command(ask_command)
-cli.add_command(search_command)
-cli.add_command(index_group)
-cli.add_command(serve_command)
-cli.add_command(keys_group)
-cli.add_command(pipeline_group)
-cli.add_command(palette_command)
-cli.add_command(mcp_group)
-cli.add_command(packages_group)
-cli.add_command(sandbox_command)
-
-for governance_command in GOVERNANCE_COMMANDS:
-    cli.add_command(governance_command)
+    ctx.obj = {**(ctx.obj or {}), "db": db}
 
 
 def main() -> None:
-    cli()
+    # "process": the command owns its process (not a test or a host calling cli()).
+    cli(prog_name="plugyard", obj={"process": True})

@@ -1,7 +1,8 @@
 """``plugyard serve``: the REST service on uvicorn (uvloop and httptools when present).
 
-It binds 127.0.0.1 unless told otherwise. On a store that never had an API key it
-makes an admin key and prints it once; no later start prints one again. The app is
+It binds 127.0.0.1 unless told otherwise, and prints where its store is. On a store that
+never had an API key it makes an admin key and prints it once; no later start prints one
+again. The app is
 built by ``plugyard.server.create_app`` inside uvicorn (a factory named by string: the
 command line and the server are separate surfaces), from the same settings.
 """
@@ -54,6 +55,7 @@ def serve_command(
         os.environ["PLUGYARD_OUTBOUND_ALLOW"] = ",".join(filter(None, [held, *allow]))
     with Store.open(os.environ.get("PLUGYARD_DATABASE_URL")) as store:
         key = SqlKeyRepository(store).bootstrap_admin()
+        click.echo(f"plugyard: store {store.url}")
     if key is not None:
         click.echo(
             "plugyard: first start — admin API key (shown once, kept only hashed):\n"

@@ -14,7 +14,7 @@ on an entry overrides the catalog's default. A bad entry is reported and skipped
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -24,7 +24,7 @@ from plugyard.errors import ManifestError, Problem
 from plugyard.manifest.pointer import pointer_join
 from plugyard.manifest.safeload import parse
 from plugyard.registry.model import LoadFailure, SourceKind, Trust
-from plugyard.registry.sources import SourceResult, load_folder, merge
+from plugyard.registry.sources import FolderMemory, SourceResult, load_folder, merge
 
 
 class CatalogEntry(BaseModel):
@@ -47,6 +47,7 @@ class CatalogSource:
     path: Path
     root: Path | None = None
     kind: SourceKind = "catalog"
+    memory: FolderMemory | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -79,7 +80,10 @@ class CatalogSource:
                 results.append(SourceResult(skipped=(entry.path,)))
             else:
                 trust = entry.trust or catalog.trust
-                results.append(load_folder(base / entry.path, source=self.kind, trust=trust))
+                folder = base / entry.path
+                results.append(
+                    load_folder(folder, source=self.kind, trust=trust, memory=self.memory)
+                )
         return merge(results)
 
 

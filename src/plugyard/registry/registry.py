@@ -72,7 +72,7 @@ class Registry:
         with self._lock:
             entries: dict[str, RegisteredPlugin] = {}
             failures: list[LoadFailure] = []
-            for row in self._repo.list():
+            for row in self._repo.list(timestamps=False):
                 try:
                     entries[row.id] = from_row(row)
                 except PlugyardError as exc:

@@ -26,7 +26,7 @@ class MemoryPluginRepository:
         return _copy(row) if row is not None else None
 
     def list(
-        self, *, family: str | None = None, source: str | None = None
+        self, *, family: str | None = None, source: str | None = None, timestamps: bool = True
     ) -> tuple[PluginRow, ...]:
         rows = sorted(self._rows.values(), key=lambda r: r.id)
         return tuple(

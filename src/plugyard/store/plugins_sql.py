@@ -29,15 +29,18 @@ class SqlPluginRepository:
             return _select(conn, plugin_id, lock=False)
 
     def list(
-        self, *, family: str | None = None, source: str | None = None
+        self, *, family: str | None = None, source: str | None = None, timestamps: bool = True
     ) -> tuple[PluginRow, ...]:
-        query = select(plugins).order_by(plugins.c.id)
+        # Parsing two timestamps per row is half the cost of reading 10,000 rows at a
+        # start, which never looks at them.
+        columns = plugins.c if timestamps else [c for c in plugins.c if c.name not in _STAMPS]
+        query = select(*columns).order_by(plugins.c.id)
         if family is not None:
             query = query.where(plugins.c.family == family)
         if source is not None:
             query = query.where(plugins.c.source == source)
         with self._store.reading() as conn:
-            return tuple(_row(r) for r in conn.execute(query))
+            return tuple(_row(r, timestamps=timestamps) for r in conn.execute(query))
 
     # writes -------------------------------------------------------------------------
 
@@ -117,7 +120,10 @@ def _select(conn: Connection, plugin_id: str, *, lock: bool) -> PluginRow | None
     return _row(found) if found is not None else None
 
 
-def _row(record: Row[Any]) -> PluginRow:
+_STAMPS = frozenset({"registered_at", "updated_at"})
+
+
+def _row(record: Row[Any], *, timestamps: bool = True) -> PluginRow:
     data = record._mapping
     return PluginRow(
         id=data["id"],
@@ -132,6 +138,6 @@ def _row(record: Row[Any]) -> PluginRow:
         dialect=data["dialect"],
         available=data["available"],
         unavailable_reason=data["unavailable_reason"],
-        registered_at=data["registered_at"],
-        updated_at=data["updated_at"],
+        registered_at=data["registered_at"] if timestamps else None,
+        updated_at=data["updated_at"] if timestamps else None,
     )

@@ -293,3 +293,15 @@ mcp_tool_pins = Table(
     Column("approved_by", String(200), nullable=True),
     Column("updated_at", Float, nullable=False),
 )
+
+# --- Plugin folders read at start (registry.memory) ---------------------------------------
+
+#: Per plugin folder (by manifest path): the fingerprint of its files when a start last
+#: read it cleanly, and the plugins registered from it (a JSON list of [id, content hash]).
+plugin_folders = Table(
+    "plugin_folders",
+    metadata,
+    Column("manifest", Text, primary_key=True),
+    Column("fingerprint", String(64), nullable=False),
+    Column("plugins", Text, nullable=False),
+)

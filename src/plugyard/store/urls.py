@@ -2,22 +2,26 @@
 
 ``PLUGYARD_DATABASE_URL`` may hold either a SQLAlchemy URL or a plain file path. Plain
 ``postgresql://`` URLs are pointed at psycopg 3, the one PostgreSQL driver plugyard ships.
+The default is ``plugyard.db`` in the data folder (:mod:`plugyard.store.home`).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
+from functools import cache
 from pathlib import Path
 
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from plugyard.errors import StoreError
+from plugyard.store.home import default_store, legacy_notice
 
 DATABASE_URL_ENV = "PLUGYARD_DATABASE_URL"
-DEFAULT_PATH = Path(".plugyard") / "plugyard.db"
 BACKENDS = ("sqlite", "postgresql")
+log = logging.getLogger("plugyard.store")
 
 _POSTGRES_ALIASES = {"postgres", "postgresql"}
 
@@ -28,7 +32,7 @@ def resolve(target: str | os.PathLike[str] | None = None) -> URL:
     A file path's folder is created, so a fresh checkout needs no set-up step.
     """
     if target is None:
-        return _sqlite_file(DEFAULT_PATH)
+        return _default(os.environ)
     if isinstance(target, os.PathLike) or "://" not in target:
         text = os.fspath(target)
         return _memory() if text == ":memory:" else _sqlite_file(Path(text))
@@ -51,7 +55,8 @@ def resolve(target: str | os.PathLike[str] | None = None) -> URL:
 def from_environment(environ: Mapping[str, str] | None = None) -> URL:
     """The URL named by ``PLUGYARD_DATABASE_URL``, else the embedded default."""
     env = os.environ if environ is None else environ
-    return resolve(env.get(DATABASE_URL_ENV) or None)
+    named = env.get(DATABASE_URL_ENV)
+    return resolve(named) if named else _default(env)
 
 
 def display(url: URL) -> str:
@@ -66,6 +71,19 @@ def _sqlite_file(path: Path) -> URL:
     except OSError as exc:
         raise StoreError(f"cannot create the folder of {file}: {exc.strerror}") from None
     return URL.create("sqlite", database=str(file.resolve()))
+
+
+def _default(environ: Mapping[str, str]) -> URL:
+    store = default_store(environ)
+    _tell_once(legacy_notice(store))
+    return _sqlite_file(store)
+
+
+@cache
+def _tell_once(notice: str | None) -> None:
+    # Without logging set up, Python prints a warning's bare message on stderr.
+    if notice is not None:
+        log.warning(notice)
 
 
 def _memory() -> URL:
