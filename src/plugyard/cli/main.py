@@ -21,16 +21,19 @@ COMMANDS = {
     ),
     "ask": LazyCommand(
         "plugyard.cli.ask:ask_command",
-        "Ask in plain words: find the right operation, call it, answer (docs/routing.md).",
+        "Answer MESSAGE with the plugins: find the operations you may call, let the model "
+        "choose one, call it under policy and approvals, and print each step and the answer.",
     ),
     "audit": LazyCommand(f"{_GOVERNANCE}:audit_group", "The hash-chained audit log."),
     "call": LazyCommand(
         "plugyard.cli.plugins:call_command",
-        "Call an operation and print its result (--json: the envelope); exit 1 on failure.",
+        "Call an operation and print its result: the data, or the error with its code "
+        "(--json: the whole result envelope).",
     ),
     "export": LazyCommand(
         "plugyard.cli.manifests:export_command",
-        "Write the plugins of PATH as tool definitions or as another dialect.",
+        "Write the plugins of PATH (or, with --installed, the registered ones) as tool "
+        "definitions or as another dialect.",
     ),
     "feeds": LazyCommand(f"{_GOVERNANCE}:feeds_group", "Scheduled operations, run as their owner."),
     "index": LazyCommand("plugyard.cli.search:index_group", "The discovery index."),
