@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from plugyard.store import urls
 from plugyard.store.home import data_home, default_store, legacy_notice
 
 
@@ -56,3 +57,8 @@ def test_a_store_of_the_old_default_gets_a_notice_unless_it_is_the_one_in_use(
     assert notice is not None and "\n" not in notice
     assert str(store) in notice and "--db .plugyard/plugyard.db" in notice
     assert legacy_notice(old, cwd=tmp_path) is None  # chosen with --db: nothing to say
+
+
+def test_the_data_folder_is_made_for_its_user_alone(tmp_path: Path) -> None:
+    urls.from_environment({"PLUGYARD_HOME": str(tmp_path / "home")})
+    assert (tmp_path / "home").stat().st_mode & 0o777 == 0o700

@@ -62,6 +62,7 @@ from plugyard.runtimes.base import CallContext, ErrorInfo, Outcome
 from plugyard.store.approvals import MemoryApprovalRepository, SqlApprovalRepository
 from plugyard.store.audit import MemoryAuditRepository, SqlAuditRepository
 from plugyard.store.feeds import FeedRepository, MemoryFeedRepository, SqlFeedRepository
+from plugyard.store.home import data_home
 from plugyard.store.idempotency import MemoryIdempotencyRepository, SqlIdempotencyRepository
 from plugyard.store.kv import KeyValueRepository, MemoryKeyValueRepository, SqlKeyValueRepository
 from plugyard.store.secrets import MemorySecretRepository, SqlSecretRepository
@@ -342,12 +343,13 @@ class Governance:
 
 
 def key_folder(store: Store) -> Path | None:
-    """Where the embedded default keeps its key files: beside the SQLite file; ./.plugyard
-    for a server database; nowhere for an in-memory one."""
+    """Where the embedded default keeps its key files: beside the SQLite file; the
+    per-user data folder for a server database (not the working folder, which is
+    arbitrary for a desktop MCP client); nowhere for an in-memory one."""
     if store.backend == "sqlite":
         database = store.engine.url.database
         return None if database in (None, "", ":memory:") else Path(database).parent
-    return Path(".plugyard")
+    return data_home()
 
 
 def _refuse(code: str, message: str, **details: Any) -> Outcome:

@@ -16,6 +16,7 @@ its content is not walked.
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ SETTLE_NS = 2_000_000_000
 _NEVER = 1 << 62  # a time no clock reaches: the fingerprint never settles
 #: Folders below a plugin folder that are not its own files (the plugin walk's rule).
 SKIPPED = frozenset({"__pycache__", "node_modules", "site-packages"})
+_BY_NAME = operator.attrgetter("name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +52,7 @@ def _add(stamps: list[str], entries: Iterable[os.DirEntry[str]], prefix: str) ->
                 if entry.name[0] == "." or entry.name in SKIPPED:
                     continue
                 with os.scandir(entry.path) as found:
-                    inner = sorted(found, key=_name)
+                    inner = sorted(found, key=_BY_NAME)
                 newest = max(newest, _add(stamps, inner, name + "/"))
                 continue
             st = entry.stat()
@@ -61,7 +63,3 @@ def _add(stamps: list[str], entries: Iterable[os.DirEntry[str]], prefix: str) ->
         stamps.append(f"{name}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_size}\0{st.st_ino}")
         newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
     return newest
-
-
-def _name(entry: os.DirEntry[str]) -> str:
-    return entry.name

@@ -7,6 +7,7 @@ the source's (the operator's) setting and never taken from a manifest.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ FOLDER_MANIFESTS = (
 #: How deep below a root plugin folders are looked for (``plugins/<family>/<id>/``).
 MAX_DEPTH = 4
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
+_BY_NAME = operator.attrgetter("name")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +133,7 @@ def _plugin_folders(root: str, *, resolve: bool) -> list[tuple[str, list[os.DirE
 
     def walk(folder: str, depth: int) -> None:
         with os.scandir(folder) as listing:
-            entries = sorted(listing, key=_entry_name)
+            entries = sorted(listing, key=_BY_NAME)
         names = {entry.name: entry for entry in entries}
         for manifest in FOLDER_MANIFESTS:
             entry = names.get(manifest)
@@ -148,10 +150,6 @@ def _plugin_folders(root: str, *, resolve: bool) -> list[tuple[str, list[os.DirE
 
     walk(root, 0)
     return found
-
-
-def _entry_name(entry: os.DirEntry[str]) -> str:
-    return entry.name
 
 
 def manifest_of(folder: Path) -> Path | None:

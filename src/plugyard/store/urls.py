@@ -7,6 +7,7 @@ The default is ``plugyard.db`` in the data folder (:mod:`plugyard.store.home`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Mapping
@@ -76,6 +77,9 @@ def _sqlite_file(path: Path) -> URL:
 def _default(environ: Mapping[str, str]) -> URL:
     store = default_store(environ)
     _tell_once(legacy_notice(store))
+    # The user's own folder: the store and its key files are nobody else's to read.
+    with contextlib.suppress(OSError):  # _sqlite_file reports a folder it cannot make
+        store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     return _sqlite_file(store)
 
 
