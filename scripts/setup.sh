@@ -25,3 +25,5 @@ fi
 export PATH="$venv/bin:$PATH"
 # The sandbox of untrusted plugins (docs/subprocess.md); quiet, and harmless without apt.
 command -v bwrap >/dev/null || apt-get install -y -qq bubblewrap >/dev/null 2>&1 || true
+# OCR for the knowledge base (docs/shu.md): Debian's Tesseract, quietly, as above.
+command -v tesseract >/dev/null || apt-get install -y -qq tesseract-ocr >/dev/null 2>&1 || true

@@ -141,6 +141,45 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "sandbox_unavailable": ErrorSpec(
         503, "Untrusted code needs the bubblewrap sandbox, which is unavailable here."
     ),
+    # The rest of the Shu contract (docs/shu.md): knowledge base, identities, actions, venvs.
+    "document_too_large": ErrorSpec(
+        413, "The document exceeds the knowledge base's size cap (or unpacks to more)."
+    ),
+    "unsupported_format": ErrorSpec(
+        422, "The document is of a format the knowledge base cannot read."
+    ),
+    "document_unreadable": ErrorSpec(
+        422, "The document is encrypted or corrupt; details.reason says which."
+    ),
+    "empty_extraction": ErrorSpec(
+        422, "No text could be extracted from the document (under its OCR mode)."
+    ),
+    "kb_access_denied": ErrorSpec(403, "The plugin may not write (or read) that knowledge base."),
+    "ocr_unavailable": ErrorSpec(503, "No OCR engine is installed on this host."),
+    "missing_identity": ErrorSpec(
+        424, "The operation needs a connected account the caller has not connected."
+    ),
+    "insufficient_scopes": ErrorSpec(
+        403, "The caller's connected account lacks scopes the operation needs."
+    ),
+    "auth_provider_unknown": ErrorSpec(
+        424, "The operation names an identity provider this host does not configure."
+    ),
+    "auth_provider_error": ErrorSpec(
+        502, "The identity provider failed, hung or answered something that is not a token."
+    ),
+    "auth_field_in_parameters": ErrorSpec(
+        422, "A parameter schema declares an auth field (auth_mode, user_email …) Shu v1 forbids."
+    ),
+    "action_not_found": ErrorSpec(
+        404, "The plugin does not list an action of that name for this caller."
+    ),
+    "venv_disabled": ErrorSpec(
+        403, "Per-plugin virtual environments are off (an operator's policy)."
+    ),
+    "venv_failed": ErrorSpec(
+        422, "The plugin's requirements could not be installed into its virtual environment."
+    ),
 }
 
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from plugyard.execution.governance import Governance
     from plugyard.execution.result import Result
     from plugyard.feeds.scheduler import FeedScheduler
+    from plugyard.kb.service import KnowledgeBase
     from plugyard.llm import ChatModel
     from plugyard.pipelines.service import PipelineService
     from plugyard.policy.book import PolicyBook
@@ -239,7 +240,21 @@ class Yard:
             http_client=self.outbound,
             egress=_egress(policy),
             approval_ttl_s=lambda: policy.approval_settings().ttl_s,
+            kb=self.knowledge,
         )
+
+    @part
+    def knowledge(self) -> KnowledgeBase:
+        """The knowledge base behind Shu's host.kb, host.query and host.ocr (docs/shu.md),
+        embedding with discovery's embedder (loaded on the first ingestion or search)."""
+        from plugyard.kb.extraction import TextExtractor
+        from plugyard.kb.ocr import TesseractEngine
+        from plugyard.kb.service import KnowledgeBase
+        from plugyard.store.kb import SqlKbRepository
+
+        extractor = TextExtractor(TesseractEngine())
+        return KnowledgeBase(SqlKbRepository(self.store), lambda: self.discovery.embedder,
+                             extractor)  # fmt: skip
 
     @part
     def executor(self) -> Executor:

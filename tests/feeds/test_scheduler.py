@@ -99,7 +99,7 @@ def test_due_feeds_run_as_their_owner_with_cursor_and_watermark(setup: Any) -> N
     assert [t.next_cursor for t in asyncio.run(scheduler.run_due())] == ["c2"]
     first, second = runtime.seen
     assert first[0] == "bob" and first[1] == {"q": 1}
-    assert second[2] == {"feed_id": feed.id, "cursor": "c1", "watermark": "w1"}
+    assert second[2] == {"feed_id": feed.id, "cursor": "c1", "watermark": "w1", "watermarks": {}}
     stored = scheduler.get(feed.id)
     assert stored.runs == 2 and stored.next_cursor == "c2" and stored.last_status == "success"
 

@@ -27,6 +27,7 @@ from plugyard.errors import CallError, PlugyardError
 from plugyard.execution.audit import AuditEvent, AuditSink, MemoryAuditSink, params_hash
 from plugyard.execution.governance import Governance, Governed
 from plugyard.execution.host import Host, make_host
+from plugyard.execution.overlay import OVERLAY, HostContext, OverlayError, split
 from plugyard.execution.payloads import MemoryPayloadStore, PayloadStore
 from plugyard.execution.result import Result
 from plugyard.execution.validation import SchemaError, Validators
@@ -97,6 +98,9 @@ class _Call:
     data: Any = None
     payload_ref: str | None = None
     gov: Governed | None = None
+    #: Shu's ``params.__host`` overlay, taken out of the parameters (execution.overlay)
+    host_context: HostContext | None = None
+    overlay_fault: OverlayError | None = None
 
 
 class Executor:
@@ -180,6 +184,10 @@ class Executor:
         if operation is None:
             return _unknown_operation(plugin, request.operation)
         call.operation = operation
+        if call.overlay_fault is not None:
+            fault = call.overlay_fault
+            return _refuse("invalid_parameters", f"{fault.pointer}: {fault}",
+                           errors=[{"pointer": fault.pointer, "message": str(fault)}])  # fmt: skip
         if self._allow_all:
             decision = ALLOW_ALL  # the question is trivial; skip building a Subject
         else:
@@ -249,7 +257,18 @@ class Executor:
         if not isinstance(request.params, Mapping):
             raise CallError("params must be a mapping", code="invalid_request")
         context = request.context or CallContext(request_id=new_request_id())
-        return _Call(request, context, time.perf_counter(), time.time())
+        if OVERLAY not in request.params:
+            return _Call(request, context, time.perf_counter(), time.time())
+        fault = None
+        try:
+            params, host_context = split(request.params)
+        except OverlayError as exc:
+            params, host_context, fault = dict(request.params), HostContext(), exc
+        stripped = CallRequest(request.plugin_id, request.operation, params, request.context,
+                               request.timeout_ms, request.approval_receipt)  # fmt: skip
+        call = _Call(stripped, context, time.perf_counter(), time.time())
+        call.host_context, call.overlay_fault = host_context, fault
+        return call
 
     def _target(self, call: _Call) -> tuple[Runtime | None, Target, Operation]:
         plugin, operation = call.plugin, call.operation
@@ -459,7 +478,9 @@ class Executor:
                 host = host.extended(self._governance.plugin_services(plugin))
             self._hosts[key] = host
         if call.gov is not None and self._governance is not None:
-            return self._governance.host_for(host, plugin, call.context, call.gov)
+            return self._governance.host_for(
+                host, plugin, call.context, call.gov, call.host_context
+            )
         return host
 
 

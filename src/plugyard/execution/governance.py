@@ -25,16 +25,19 @@ after a timeout or cancellation, released when the plugin never ran).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from plugyard.auth.providers import AuthError, ProviderRegistry
 from plugyard.errors import GovernanceError
+from plugyard.execution.accounts import AccountVault
 from plugyard.execution.audit import AuditEvent, AuditSink
 from plugyard.execution.audit_chain import ChainedAudit
 from plugyard.execution.bindings import allowed_bindings, bind
-from plugyard.execution.host import Host
+from plugyard.execution.host import CapabilityError, Host
 from plugyard.execution.host_services import (
     Cursor,
     Http,
@@ -49,16 +52,19 @@ from plugyard.execution.host_services import (
 from plugyard.execution.host_services import (
     redact_stderr as stderr_hook,
 )
+from plugyard.execution.identities import Identities, op_auth_for
 from plugyard.execution.keys import AUDIT_KEY, SECRETS_KEY, load_key
+from plugyard.execution.overlay import HostContext
 from plugyard.execution.result import Result
 from plugyard.execution.secrets import SecretVault
-from plugyard.manifest.model import Operation, PluginDescriptor
+from plugyard.manifest.model import OpAuth, Operation, PluginDescriptor
 from plugyard.policy.approvals import ApprovalDesk
 from plugyard.policy.base import Decision
 from plugyard.policy.digest import request_digest
 from plugyard.policy.idempotency import Claim, IdempotencyLedger, Refusal, Replay
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext, ErrorInfo, Outcome
+from plugyard.store.accounts import MemoryAccountRepository, SqlAccountRepository
 from plugyard.store.approvals import MemoryApprovalRepository, SqlApprovalRepository
 from plugyard.store.audit import MemoryAuditRepository, SqlAuditRepository
 from plugyard.store.feeds import FeedRepository, MemoryFeedRepository, SqlFeedRepository
@@ -68,7 +74,7 @@ from plugyard.store.kv import KeyValueRepository, MemoryKeyValueRepository, SqlK
 from plugyard.store.secrets import MemorySecretRepository, SqlSecretRepository
 from plugyard.store.store import Store
 
-_PER_CALL = frozenset({"secrets", "identity", "audit", "scheduler"})
+_PER_CALL = frozenset({"secrets", "identity", "audit", "scheduler", "auth"})
 #: Ends after which nobody knows whether the plugin's side effect happened: the key is
 #: left "unknown", so a retry is refused rather than run twice.
 _UNKNOWN = frozenset({"cancelled", "worker_lost"})
@@ -85,6 +91,7 @@ class Governed:
     secrets_view: SecretsView | None = None
     receipt: str | None = None  # checked in ``admit``, spent in ``commit``
     digest: str | None = None
+    auth: OpAuth | None = None  # the op's ``op_auth`` (for ``host.auth``)
 
 
 @dataclass
@@ -100,13 +107,19 @@ class Governance:
     approval_ttl_s: Callable[[], float] = lambda: 3600.0
     egress: Callable[[RegisteredPlugin], tuple[str, ...]] = lambda plugin: ()
     http_client: Any = None
+    #: the knowledge base behind host.kb / host.query / host.ocr (plugyard.kb)
     kb: Any = None
+    #: connected accounts and identity providers behind host.auth (None: built here)
+    identities: Identities | None = None
     redact_stderr: bool = True
     _limits: dict[str, RateLimit] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.redact_stderr and self.vault.redactor.on_arm is None:
             self.vault.redactor.on_arm = stderr_hook(self.vault.redactor)
+        if self.identities is None:
+            accounts = AccountVault(MemoryAccountRepository(), _random_key(), self.vault.redactor)
+            self.identities = Identities(accounts, ProviderRegistry(), self.vault.redactor)
 
     @classmethod
     def over(
@@ -115,11 +128,15 @@ class Governance:
         """Governance kept in ``store``, with its keys from the environment or key files
         beside the database (see :mod:`plugyard.execution.keys`)."""
         folder = key_folder(store)
+        secrets_key = load_key(SECRETS_KEY, folder, environ)
+        vault = SecretVault(SqlSecretRepository(store), secrets_key)
+        accounts = AccountVault(SqlAccountRepository(store), secrets_key, vault.redactor)
+        options.setdefault("identities", Identities(accounts, ProviderRegistry(), vault.redactor))
         return cls(
             approvals=ApprovalDesk(SqlApprovalRepository(store)),
             idempotency=IdempotencyLedger(SqlIdempotencyRepository(store)),
             audit=ChainedAudit(SqlAuditRepository(store), load_key(AUDIT_KEY, folder, environ)),
-            vault=SecretVault(SqlSecretRepository(store), load_key(SECRETS_KEY, folder, environ)),
+            vault=vault,
             kv=SqlKeyValueRepository(store),
             feeds=SqlFeedRepository(store),
             **options,
@@ -198,7 +215,8 @@ class Governance:
                 self._release(state)
                 return _refuse(exc.code, exc.message)
             state.receipt, state.digest = receipt, digest
-        auth = plugin.descriptor.op_auth.get(operation.id)
+        auth = op_auth_for(plugin.descriptor, operation, params)
+        state.auth = auth
         if auth is not None and auth.secrets:
             missing = sorted(
                 name
@@ -209,6 +227,12 @@ class Governance:
                 return _refuse(
                     "missing_secrets", f"not configured: {', '.join(missing)}", missing=missing
                 )
+        identities = self.identities
+        if identities is not None and (auth is not None or plugin.descriptor.required_identities):
+            try:
+                identities.check(plugin.descriptor, auth, subject)
+            except AuthError as exc:
+                return _refuse(exc.code, exc.message, **exc.details)
         try:
             wanted = allowed_bindings(
                 plugin.content_hash, plugin.descriptor, operation, plugin.trust
@@ -294,8 +318,15 @@ class Governance:
             services["rate_limit"] = self._limits.setdefault(plugin.id, RateLimit(plugin.id))
         if "http" in declared and self.http_client is not None:
             services["http"] = Http(self.http_client, plugin.id, lambda: self.egress(plugin))
-        if "kb" in declared and self.kb is not None:
-            services["kb"] = self.kb
+        if self.kb is not None:
+            from plugyard.kb.host import KbHost, OcrHost, QueryHost
+
+            if "kb" in declared:
+                services["kb"] = KbHost(self.kb, plugin.id)
+            if {"kb", "query"} & declared:
+                services["query"] = QueryHost(self.kb, plugin.id)
+            if "ocr" in declared:
+                services["ocr"] = OcrHost(self.kb)
         if {"logger", "log"} & declared:
             import logging
 
@@ -332,14 +363,33 @@ class Governance:
             )
         if "scheduler" in declared:
             services["scheduler"] = Scheduler(self.feeds, plugin.id, context.subject, context.roles)
+        if "auth" in declared and self.identities is not None:
+            services["auth"] = self.identities.host(
+                descriptor, state.auth, context.subject, context.identities
+            )
         return services
 
     def host_for(
-        self, host: Host, plugin: RegisteredPlugin, context: CallContext, state: Governed
+        self,
+        host: Host,
+        plugin: RegisteredPlugin,
+        context: CallContext,
+        state: Governed,
+        overlay: HostContext | None = None,
     ) -> Host:
-        if not self.needs_call_services(plugin.descriptor):
-            return host
-        return host.extended(self.call_services(plugin, context, state))
+        extra: dict[str, Any] = {}
+        if overlay is not None and overlay.ocr_mode and "kb" in host.capabilities:
+            with contextlib.suppress(CapabilityError):
+                kb = host.kb
+                if hasattr(kb, "with_mode"):
+                    extra["kb"] = kb.with_mode(overlay.ocr_mode)
+        if self.needs_call_services(plugin.descriptor):
+            extra.update(self.call_services(plugin, context, state))
+        return host.extended(extra) if extra else host
+
+
+def _random_key() -> bytes:
+    return load_key(SECRETS_KEY, None, {})
 
 
 def key_folder(store: Store) -> Path | None:

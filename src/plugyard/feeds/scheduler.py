@@ -3,10 +3,13 @@
 A feed names an operation of a plugin, its parameters, a schedule and an owner. Only
 operations a plugin lets run unattended may be scheduled (Shu ``default_feed_op`` /
 ``allowed_feed_ops``; otherwise ``invalid_feed_op``), and that is checked again at each
-run. A run is an ordinary executor call *as the owner* — same policy, approvals,
-secrets and audit as any call — with the feed's last ``next_cursor`` and its
-watermark in the call's session (``context["session"]``). The result's status, data,
-``next_cursor`` and watermark (``data["watermark"]``) are stored per feed (the source).
+run; for a plugin that takes its op as a parameter, the op is ``params.op`` of its one
+operation (:mod:`.ops`). A run is an ordinary executor call *as the owner* — same
+policy, approvals, secrets and audit as any call — with the feed's last ``next_cursor``,
+its watermark and its per-source watermarks in the call's session
+(``context["session"]``: ``cursor``, ``watermark``, ``watermarks``). The result's status,
+data and ``next_cursor`` are stored per feed, its ``data["watermark"]`` and each entry of
+``data["watermarks"]`` (source → watermark) for the next run (Shu's Source Sync Pattern).
 Each tick is claimed in the store first, so two schedulers never run it twice.
 """
 
@@ -21,8 +24,8 @@ from typing import Any, Protocol
 from plugyard.errors import GovernanceError
 from plugyard.execution.executor import CallRequest, Executor, new_request_id
 from plugyard.execution.result import Result, failure
+from plugyard.feeds.ops import feed_call
 from plugyard.feeds.schedule import check, first_run, next_run
-from plugyard.manifest.model import PluginDescriptor
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext
 from plugyard.store.feeds import FeedRepository, FeedRow
@@ -34,31 +37,6 @@ _NEVER = 1e18  # a time no schedule reaches: where one-shot jobs park
 
 class PluginLookup(Protocol):
     def find(self, plugin_id: str) -> RegisteredPlugin | None: ...
-
-
-def feed_operation(descriptor: PluginDescriptor, operation: str | None) -> str:
-    """The operation a feed of this plugin runs (``invalid_feed_op`` if none may)."""
-    allowed = descriptor.allowed_feed_ops
-    if allowed:
-        if operation is None:
-            if descriptor.default_feed_op is None:
-                raise GovernanceError(f"name one of {list(allowed)}", code="invalid_feed_op")
-            return descriptor.default_feed_op
-        if operation not in allowed:
-            raise GovernanceError(
-                f"{operation!r} may not run in a feed; allowed: {list(allowed)}",
-                code="invalid_feed_op",
-            )
-        return operation
-    if operation is None:
-        operation = descriptor.default_feed_op
-    if operation is None:
-        if len(descriptor.operations) == 1:
-            return descriptor.operations[0].id
-        raise GovernanceError("name the operation to run", code="invalid_feed_op")
-    if descriptor.operation(operation) is None:
-        raise GovernanceError(f"no operation {operation!r}", code="invalid_feed_op")
-    return operation
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,15 +75,15 @@ class FeedScheduler:
         plugin = self._plugins.find(plugin_id)
         if plugin is None:
             raise GovernanceError(f"no plugin {plugin_id!r}", code="plugin_not_found")
-        op = feed_operation(plugin.descriptor, operation)
+        call = feed_call(plugin.descriptor, operation, params)
         now = self._clock()
         row = FeedRow(
             id="feed-" + secrets.token_hex(8),
             owner=owner,
             roles=tuple(roles),
             plugin_id=plugin_id,
-            operation=op,
-            params=dict(params or {}),
+            operation=call.operation,
+            params=call.params,
             interval_s=interval_s,
             cron=cron,
             enabled=True,
@@ -149,10 +127,13 @@ class FeedScheduler:
 
     async def _run(self, row: FeedRow) -> Tick:
         result = await self._call(row)
-        watermark = None
-        if isinstance(result.data, Mapping) and "watermark" in result.data:
-            watermark = result.data["watermark"]
-            self._kv.put(row.plugin_id, "watermark", row.id, watermark, self._clock())
+        data = result.data if result.ok else None
+        if isinstance(data, Mapping) and "watermark" in data:
+            self._kv.put(row.plugin_id, "watermark", row.id, data["watermark"], self._clock())
+        sources = data.get("watermarks") if isinstance(data, Mapping) else None
+        if isinstance(sources, Mapping):
+            for source, mark in sources.items():
+                self._kv.put(row.plugin_id, _sources(row.id), str(source), mark, self._clock())
         stored = result.to_dict()
         if len(repr(stored)) > _MAX_STORED_RESULT:
             stored = {"status": result.status, "data": None, "note": "result too large to keep"}
@@ -162,19 +143,26 @@ class FeedScheduler:
 
     async def _call(self, row: FeedRow) -> Result:
         plugin = self._plugins.find(row.plugin_id)
+        params = dict(row.params or {})
+        operation = row.operation
         if plugin is not None:
             try:
-                feed_operation(plugin.descriptor, row.operation)
+                call = feed_call(plugin.descriptor, row.operation, params)
             except GovernanceError as exc:
                 return failure(exc.code, exc.message)
+            operation, params = call.operation, call.params
         session = {
             "feed_id": row.id,
             "cursor": row.next_cursor,
             "watermark": self._kv.get(row.plugin_id, "watermark", row.id),
+            "watermarks": self._kv.items(row.plugin_id, _sources(row.id)),
         }
         context = CallContext(
             request_id=new_request_id(), subject=row.owner, roles=row.roles, session=session
         )
-        return await self._executor.call(
-            CallRequest(row.plugin_id, row.operation, dict(row.params or {}), context)
-        )
+        return await self._executor.call(CallRequest(row.plugin_id, operation, params, context))
+
+
+def _sources(feed_id: str) -> str:
+    """The key-value namespace of one feed's per-source watermarks."""
+    return f"watermarks:{feed_id}"

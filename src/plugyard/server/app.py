@@ -20,7 +20,7 @@ from starlette.types import ASGIApp
 from plugyard import __version__
 from plugyard.server import errors, methods, openapi
 from plugyard.server.auth import Authenticator
-from plugyard.server.background import at_start, keep_in_step
+from plugyard.server.background import FeedLoop, at_start, keep_in_step
 from plugyard.server.fastpath import ExecuteFastPath
 from plugyard.server.limits import BodyLimit
 from plugyard.server.mcp import mcp_routes
@@ -52,11 +52,14 @@ class ServerSettings:
     # again from the store every refresh_s (0: never). Off unless serving for real.
     index_at_start: bool = False
     refresh_s: float = 0.0
+    # server/background.py: run the due feeds every feeds_s seconds (0: never; then
+    # POST /api/v1/feeds/run-due or ``plugyard feeds run-due`` runs them).
+    feeds_s: float = 0.0
 
     @classmethod
     def for_serving(cls) -> ServerSettings:
         """What ``plugyard serve`` runs with."""
-        return cls(index_at_start=True, refresh_s=30.0)
+        return cls(index_at_start=True, refresh_s=30.0, feeds_s=10.0)
 
 
 def create_app(
@@ -90,6 +93,9 @@ def create_app(
                 name="plugyard-background",
             )
         ]  # fmt: skip
+        if server.feeds_s > 0 and the_yard.settings.governed:
+            loop = app.state.feed_loop = FeedLoop(the_yard, server.feeds_s)
+            tasks.append(asyncio.create_task(loop.run(stop), name="plugyard-feeds"))
         if server.health_checks and the_yard.health is not None:
             tasks.append(asyncio.create_task(the_yard.health.run(stop), name="plugyard-health"))
         try:

@@ -49,3 +49,33 @@ async def keep_in_step(
             await asyncio.to_thread(yard.registry.refresh)
         except Exception:
             log.exception("the registry could not be read again from the store")
+
+
+class FeedLoop:
+    """The feed scheduler, running by itself while the server serves: due feeds and
+    ``host.scheduler`` jobs run every ``interval_s`` (each tick claimed in the store, so
+    replicas sharing it never run one twice). A failing pass is logged; the next one
+    comes all the same."""
+
+    def __init__(self, yard: Yard, interval_s: float) -> None:
+        self._yard, self._interval = yard, interval_s
+        self.passes = 0
+        self._passed = asyncio.Condition()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            try:
+                await self._yard.feeds.run_due()
+            except Exception:
+                log.exception("the due feeds could not be run")
+            async with self._passed:
+                self.passes += 1
+                self._passed.notify_all()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=self._interval)
+
+    async def wait_passes(self, count: int) -> int:
+        """Wait until ``count`` passes have run (for tests and probes)."""
+        async with self._passed:
+            await self._passed.wait_for(lambda: self.passes >= count)
+        return self.passes

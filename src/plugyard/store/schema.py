@@ -24,6 +24,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
@@ -304,4 +305,67 @@ plugin_folders = Table(
     Column("manifest", Text, primary_key=True),
     Column("fingerprint", String(64), nullable=False),
     Column("plugins", Text, nullable=False),
+)
+
+# --- the knowledge base (docs/shu.md) and connected accounts -------------------------------
+
+#: Knowledge bases: one owner plugin, the plugins it is shared with.
+kbs = Table(
+    "kbs",
+    metadata,
+    Column("kb_id", String(200), primary_key=True),
+    Column("owner", String(200), nullable=False),
+    Column("readers", JsonDocument, nullable=False),
+    Column("created_at", Float, nullable=False),
+)
+
+#: One knowledge object per source document, unique by (kb_id, source_id).
+kb_objects = Table(
+    "kb_objects",
+    metadata,
+    Column("ko_id", String(64), primary_key=True),
+    Column("kb_id", String(200), nullable=False),
+    Column("source_id", String(500), nullable=False),
+    Column("document_id", String(64), nullable=False),
+    Column("plugin_id", String(200), nullable=False),
+    Column("source_type", String(210), nullable=False),
+    Column("title", Text, nullable=False),
+    Column("source_url", Text, nullable=True),
+    Column("content_hash", String(64), nullable=False),
+    Column("attributes", JsonDocument, nullable=False),
+    Column("extraction", JsonDocument, nullable=False),
+    Column("word_count", Integer, nullable=False),
+    Column("character_count", Integer, nullable=False),
+    Column("chunk_count", Integer, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    UniqueConstraint("kb_id", "source_id", name="uq_kb_objects_source"),
+)
+
+#: The chunks of each knowledge object, with their embeddings (little-endian float32).
+kb_chunks = Table(
+    "kb_chunks",
+    metadata,
+    Column("ko_id", String(64), primary_key=True),
+    Column("idx", Integer, primary_key=True),
+    Column("kb_id", String(200), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+    Column("embedder", String(500), nullable=False),
+    Index("ix_kb_chunks_kb_id", "kb_id"),
+)
+
+#: A user's account at an identity provider; token material sealed.
+connected_accounts = Table(
+    "connected_accounts",
+    metadata,
+    Column("owner", String(200), primary_key=True),
+    Column("provider", String(100), primary_key=True),
+    Column("target", String(320), nullable=True),
+    Column("scopes", JsonDocument, nullable=False),
+    Column("nonce", LargeBinary, nullable=False),
+    Column("ciphertext", LargeBinary, nullable=False),
+    Column("key_id", String(16), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
 )

@@ -9,7 +9,9 @@ module, or one function. For each operation, in this order:
 3. a callable named after the operation, normalised like HomeClaw (``Fetch-Weather`` →
    ``fetch_weather``); named ``execute``, a method (or a function whose first parameter
    is ``params``) is called Shu-style, anything else with keyword arguments;
-4. an ``execute`` method: Shu's single entry answers every operation.
+4. an operation of kind ``action`` and a ``perform_action`` method: Shu's Actions API
+   (:mod:`.actions`);
+5. an ``execute`` method: Shu's single entry answers every operation.
 
 A module whose own functions answer none of the operations hands over to the class
 defined in it that answers the most (a HomeClaw plugin class). The optional KB hooks of
@@ -27,6 +29,7 @@ from typing import Any
 
 from plugyard.manifest.families import contract
 from plugyard.manifest.model import Operation, PluginDescriptor
+from plugyard.runtimes.python.actions import PERFORM, action_handler
 from plugyard.runtimes.python.decorator import PluginDefinition, definition_of, spec_of
 from plugyard.runtimes.python.handler import Handler, SignatureError, analyse, first_parameter
 from plugyard.runtimes.python.names import EXECUTE, SHU_FIRST_PARAMETERS, family_method_names
@@ -136,6 +139,9 @@ def _handler(owner: Any, op: Operation, family: str) -> Handler | None:
     if found is not None:
         func = getattr(owner, found)
         return _analysed(func, "execute" if _shu(found, func, owner) else "keywords")
+    perform = callable(getattr(owner, PERFORM, None))
+    if op.kind == "action" and perform and not isinstance(owner, types.ModuleType):
+        return action_handler(owner, op.id)  # Shu's Actions API
     execute = getattr(owner, EXECUTE, None)
     if callable(execute) and not isinstance(owner, types.ModuleType):
         return _analysed(execute, "execute")

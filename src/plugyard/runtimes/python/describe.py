@@ -7,7 +7,8 @@ The manifest stays the contract: a field it sets is kept. What the code adds:
   their defaults, and ``streaming`` when the function is an async generator;
 - a Shu plugin class: ``get_schema()`` replaces the parameters a Shu manifest can only
   guess (none, or the ``op`` examples), ``get_output_schema()`` gives the output schema,
-  ``requires_permission()`` the permissions.
+  ``requires_permission()`` the permissions, ``list_actions()`` one operation of kind
+  ``action`` per action (:mod:`.actions`).
 
 Code that fails while it is asked (a schema method that raises, a schema that is not JSON
 Schema data) adds nothing; describing never raises.
@@ -22,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from plugyard.manifest.model import EMPTY_PARAMETERS, Operation, PluginDescriptor
+from plugyard.runtimes.python.actions import declared_actions
 from plugyard.runtimes.python.binding import Binding
 from plugyard.runtimes.python.decorator import spec_of
 from plugyard.runtimes.python.schema import output_schema, parameters_schema, read_doc
@@ -37,17 +39,22 @@ def refine(descriptor: PluginDescriptor, binding: Binding) -> PluginDescriptor |
     """The descriptor with what the code adds, or ``None`` when it adds nothing."""
     operations: list[Operation] = []
     permissions = descriptor.permissions
+    shu = False
     for op in descriptor.operations:
         handler = binding.handlers.get(op.id)
-        if handler is None or handler.style == "family":
+        if handler is None or handler.style == "family" or op.kind == "action":
             operations.append(op)  # a family's contract is fixed by its type
             continue
         if handler.style == "execute":
+            shu = True
             operations.append(_from_shu(op, binding.owner))
             if not permissions:
                 permissions = _permissions(binding.owner)
         else:
             operations.append(_from_function(op, handler.func))
+    if shu:  # Shu's Actions API: what list_actions() declares, beside execute
+        known = {op.id for op in operations}
+        operations.extend(a for a in declared_actions(binding.owner) if a.id not in known)
     refined = descriptor.model_copy(
         update={"operations": tuple(operations), "permissions": permissions}
     )

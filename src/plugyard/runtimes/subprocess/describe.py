@@ -103,8 +103,12 @@ def _ask(
                 pipe.close()
 
 
-def check_description(found: Any, manifest: PluginDescriptor) -> None:
-    """Raise :class:`DescribeError` when ``found`` disagrees with the manifest."""
+def check_description(
+    found: Any, manifest: PluginDescriptor, *, code_refines: bool = False
+) -> PluginDescriptor:
+    """The plugin ``found`` describes; :class:`DescribeError` when it disagrees with the
+    manifest. ``code_refines`` (plugyard's own Python worker): the code may add
+    operations (Shu's ``list_actions``) to the manifest's, never drop one."""
     try:
         plugins = load_data([found]).plugins
     except ManifestError as exc:
@@ -117,11 +121,14 @@ def check_description(found: Any, manifest: PluginDescriptor) -> None:
         raise DescribeError("wrapper_protocol_error", f"describe names {ids}, not {manifest.id!r}")
     declared = {op.id for op in manifest.operations}
     described = {op.id for op in same[0].operations}
+    if code_refines and declared <= described:
+        return same[0]
     if declared and declared != described:
         raise DescribeError(
             "wrapper_protocol_error",
             f"describe lists operations {sorted(described)}; the manifest {sorted(declared)}",
         )
+    return same[0]
 
 
 def _lines(fd: int, deadline: float, cap: int) -> Any:

@@ -138,7 +138,19 @@ def load_plugin(folder: Path, plugin_id: str | None) -> tuple[Any, Any]:
     descriptor = chosen[0]
     runtime = descriptor.runtime
     entrypoint = runtime.entrypoint if isinstance(runtime, PythonRuntime) else None
-    return descriptor, bind(load(entrypoint, descriptor.id, folder, "worker"), descriptor)
+    binding = bind(load(entrypoint, descriptor.id, folder, "worker"), descriptor)
+    # The code's own contract (Shu: get_schema, get_output_schema, requires_permission,
+    # list_actions), as the in-process runtime reads it: describe answers it, and the
+    # host enforces it exactly as for an in-process plugin.
+    from plugyard.runtimes.python.describe import refine
+
+    try:
+        refined = refine(descriptor, binding)
+    except Exception:
+        refined = None
+    if refined is not None:
+        descriptor, binding = refined, bind(binding.owner, refined)
+    return descriptor, binding
 
 
 def outcome_data(outcome: Any) -> dict[str, Any]:

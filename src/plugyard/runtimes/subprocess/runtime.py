@@ -26,7 +26,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from plugyard.errors import ERROR_CODES
-from plugyard.manifest.model import Operation
+from plugyard.manifest.model import Operation, PluginDescriptor
 from plugyard.runtimes.base import Answer, CallContext, ErrorInfo, Outcome, Progress, Target
 from plugyard.runtimes.sandbox import unavailable_reason
 from plugyard.runtimes.subprocess import protocol
@@ -43,6 +43,7 @@ from plugyard.runtimes.subprocess.spec import (
     SpecError,
     SubprocessSettings,
     WrapperSpec,
+    is_pyworker,
     needs_sandbox,
     resolve,
 )
@@ -64,6 +65,8 @@ class SubprocessPluginRuntime:
         self._describe = describe
         self._entries: dict[_Key, WrapperSpec | Refusal] = {}
         self._pools: dict[_Key, Pool] = {}
+        #: What plugyard's Python worker said of its code (Shu's Python contract).
+        self._described: dict[_Key, PluginDescriptor] = {}
         # A descriptor without a content hash is keyed by its identity: keep it alive.
         self._anchors: dict[_Key, object] = {}
         self._lock = threading.RLock()
@@ -76,6 +79,24 @@ class SubprocessPluginRuntime:
             return None
         return str(found) if isinstance(found, Refusal) else None
 
+    def describe(self, target: Target) -> PluginDescriptor | None:
+        """The descriptor refined from the code by plugyard's Python worker (its schemas,
+        permissions and actions), on the runtime and settings of ``target``; ``None``
+        when the worker adds nothing (or this is another wrapper)."""
+        if not is_pyworker(target.descriptor):
+            return None
+        self._entry(target, describe=self._describe)
+        found = self._described.get(_key(target))
+        if found is None:
+            return None
+        refined = target.descriptor.model_copy(
+            update={
+                "operations": found.operations,
+                "permissions": target.descriptor.permissions or found.permissions,
+            }
+        )
+        return None if refined == target.descriptor else refined
+
     def forget(self, plugin_id: str) -> None:
         """Drop what is cached for ``plugin_id`` and stop its workers at once (its package
         was removed or upgraded); safe from any thread."""
@@ -83,6 +104,7 @@ class SubprocessPluginRuntime:
             for key in [k for k in self._entries if k[0] == plugin_id]:
                 del self._entries[key]
                 self._anchors.pop(key, None)
+                self._described.pop(key, None)
             for key in [k for k in self._pools if k[0] == plugin_id]:
                 self._pools.pop(key).stop()
 
@@ -223,7 +245,10 @@ class SubprocessPluginRuntime:
             timeout = min(spec.timeout_s or DESCRIBE_TIMEOUT_S, DESCRIBE_TIMEOUT_S)
             found = describe(spec, self.settings, timeout)
             if found is not None:
-                check_description(found, target.descriptor)
+                pyworker = is_pyworker(target.descriptor)
+                said = check_description(found, target.descriptor, code_refines=pyworker)
+                if pyworker:
+                    self._described[_key(target)] = said
         except DescribeError as exc:
             last = previous if isinstance(previous, Refusal) else None
             return describe_failed(exc.code, f"describe: {exc.message}", last)

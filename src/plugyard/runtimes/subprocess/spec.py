@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from plugyard.manifest.model import SubprocessRuntime
+from plugyard.manifest.model import PluginDescriptor, SubprocessRuntime
 from plugyard.runtimes.base import Target
 from plugyard.runtimes.sandbox import (
     Confinement,
@@ -162,6 +162,13 @@ def resolve(target: Target, settings: SubprocessSettings) -> WrapperSpec:
         timeout_s=timeout_ms / 1000 if timeout_ms else None,
         cancel_grace_s=CANCEL_GRACE_S if pyworker or config.get("cancel") is True else None,
     )
+
+
+def is_pyworker(descriptor: PluginDescriptor) -> bool:
+    """Whether the plugin runs in plugyard's own Python worker (a Python plugin moved out
+    of process): its code then describes itself as the in-process runtime reads it."""
+    runtime = descriptor.runtime
+    return isinstance(runtime, SubprocessRuntime) and PYWORKER in runtime.args
 
 
 def needs_sandbox(target: Target) -> bool:

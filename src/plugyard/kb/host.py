@@ -1,0 +1,187 @@
+"""The host objects a plugin receives: ``host.kb``, ``host.query`` and ``host.ocr``.
+
+Each is scoped to one plugin (what it writes is ``source_type = "plugin:<id>"`` and only
+into knowledge bases it owns; what it reads, only those it may read) and ``host.kb`` to
+the OCR mode of the call (``params.__host.ocr.mode``). Their methods are coroutines, as
+Shu's are; the work (extraction, OCR, embeddings, the store) runs in a worker thread so
+the event loop keeps serving.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from plugyard.kb import search as reading
+from plugyard.kb.errors import KnowledgeError
+from plugyard.kb.records import attributes_of, email_record, text_record
+from plugyard.kb.service import KnowledgeBase
+
+
+class KbHost:
+    """``host.kb``: Shu's ingestion calls."""
+
+    def __init__(self, kb: KnowledgeBase, plugin_id: str, ocr_mode: str | None = None) -> None:
+        self._kb, self._plugin, self.ocr_mode = kb, plugin_id, ocr_mode
+
+    def with_mode(self, ocr_mode: str | None) -> KbHost:
+        return KbHost(self._kb, self._plugin, ocr_mode)
+
+    async def ingest_document(
+        self,
+        kb_id: str,
+        *,
+        file_bytes: bytes,
+        filename: str | None = None,
+        mime_type: str | None = None,
+        source_id: str,
+        source_url: str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return await asyncio.to_thread(
+            self._kb.ingest_document,
+            self._plugin,
+            kb_id,
+            file_bytes=file_bytes,
+            filename=filename,
+            mime_type=mime_type,
+            source_id=source_id,
+            source_url=source_url,
+            attributes=attributes_of(attributes),
+            ocr_mode=self.ocr_mode,
+        )
+
+    async def ingest_email(
+        self,
+        kb_id: str,
+        subject: str | None = None,
+        sender: str | None = None,
+        recipients: Any = None,
+        date: str | None = None,
+        message_id: str | None = None,
+        thread_id: str | None = None,
+        body_text: str | None = None,
+        labels: Any = None,
+        *,
+        body_html: str | None = None,
+        source_url: str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        record = email_record(
+            subject=subject,
+            sender=sender,
+            recipients=recipients,
+            date=date,
+            message_id=message_id,
+            thread_id=thread_id,
+            body_text=body_text,
+            body_html=body_html,
+            labels=labels,
+            source_url=source_url,
+            attributes=attributes,
+        )
+        return await asyncio.to_thread(self._kb.ingest_record, self._plugin, kb_id, record)
+
+    async def ingest_thread(
+        self,
+        kb_id: str,
+        *,
+        title: str,
+        content: str,
+        thread_id: str,
+        source_url: str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        record = text_record(
+            "thread", thread_id, title, content, source_url, attributes, thread_id=thread_id
+        )
+        return await asyncio.to_thread(self._kb.ingest_record, self._plugin, kb_id, record)
+
+    async def ingest_text(
+        self,
+        kb_id: str,
+        *,
+        title: str,
+        content: str,
+        source_id: str,
+        source_url: str | None = None,
+        attributes: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        record = text_record("text", source_id, title, content, source_url, attributes)
+        return await asyncio.to_thread(self._kb.ingest_record, self._plugin, kb_id, record)
+
+    async def ingest(self, kb_id: str, **fields: Any) -> dict[str, Any]:
+        """Routed by the fields given: ``file_bytes`` → document, ``message_id`` →
+        e-mail, ``thread_id`` with ``content`` → thread, ``content`` → text."""
+        if "file_bytes" in fields:
+            return await self.ingest_document(kb_id, **fields)
+        if "message_id" in fields:
+            return await self.ingest_email(kb_id, **fields)
+        if "thread_id" in fields and "content" in fields:
+            return await self.ingest_thread(kb_id, **fields)
+        if "content" in fields:
+            return await self.ingest_text(kb_id, **fields)
+        raise KnowledgeError(
+            "give file_bytes, message_id, thread_id or content", code="invalid_request"
+        )
+
+
+class QueryHost:
+    """``host.query``: search and read the knowledge bases this plugin may read."""
+
+    def __init__(self, kb: KnowledgeBase, plugin_id: str | None) -> None:
+        self._kb, self._plugin = kb, plugin_id
+
+    async def search(
+        self,
+        kb_id: str,
+        text: str,
+        *,
+        k: int = 10,
+        filters: Mapping[str, Any] | None = None,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        return await asyncio.to_thread(
+            reading.search,
+            self._kb,
+            self._plugin,
+            kb_id,
+            text,
+            k=k,
+            filters=filters,
+            cursor=cursor,
+        )
+
+    async def get(self, kb_id: str, ko_id: str) -> dict[str, Any] | None:
+        return await asyncio.to_thread(reading.get, self._kb, self._plugin, kb_id, ko_id)
+
+
+class OcrHost:
+    """``host.ocr``: direct extraction, with no per-feed policy (mode ``always`` unless
+    the caller names one)."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self._kb = kb
+
+    async def extract_text(
+        self,
+        file_bytes: bytes,
+        filename: str | None = None,
+        mime_type: str | None = None,
+        *,
+        mode: str = "always",
+    ) -> dict[str, Any]:
+        if not isinstance(file_bytes, bytes | bytearray | memoryview):
+            raise KnowledgeError("file_bytes must be bytes", code="invalid_request")
+        if len(file_bytes) > self._kb.max_document_bytes:
+            raise KnowledgeError(
+                "the document is too large",
+                code="document_too_large",
+                size=len(file_bytes),
+                max=self._kb.max_document_bytes,
+            )
+        found = await asyncio.to_thread(
+            self._kb.extractor.extract, bytes(file_bytes), filename, mime_type, mode
+        )
+        return {"text": found.text, "metadata": found.metadata()}
