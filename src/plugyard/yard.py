@@ -101,6 +101,15 @@ class Settings:
     # ollama:<model>; None → PLUGYARD_LLM, else embedded.
     llm: str | None = None
     llm_api_key: str | None = None  # for openai:…; else OPENAI_API_KEY
+    # Identity providers behind Shu's host.auth (docs/shu.md): a YAML file of OAuth2
+    # token endpoints; None → PLUGYARD_AUTH_PROVIDERS, else none.
+    auth_providers: Path | None = None
+    # Per-plugin virtual environments for packages with a requirements.txt (docs/shu.md):
+    # off unless PLUGYARD_PLUGIN_VENVS=1; wheels from PLUGYARD_VENV_WHEELS (a folder) or
+    # PLUGYARD_VENV_INDEX_URL, never from anywhere else.
+    plugin_venvs: bool = False
+    venv_index_url: str | None = None
+    venv_wheels: Path | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -134,6 +143,14 @@ class Settings:
             else None,
             llm=env.get("PLUGYARD_LLM"),
             llm_api_key=env.get("PLUGYARD_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
+            auth_providers=Path(env["PLUGYARD_AUTH_PROVIDERS"])
+            if env.get("PLUGYARD_AUTH_PROVIDERS")
+            else None,
+            plugin_venvs=env.get("PLUGYARD_PLUGIN_VENVS", "0") in {"1", "true", "yes"},
+            venv_index_url=env.get("PLUGYARD_VENV_INDEX_URL"),
+            venv_wheels=Path(env["PLUGYARD_VENV_WHEELS"])
+            if env.get("PLUGYARD_VENV_WHEELS")
+            else None,
         )
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -235,13 +252,22 @@ class Yard:
             return None
         from plugyard.execution.governance import Governance
 
-        return Governance.over(
+        governance = Governance.over(
             self.store,
             http_client=self.outbound,
             egress=_egress(policy),
             approval_ttl_s=lambda: policy.approval_settings().ttl_s,
             kb=self.knowledge,
         )
+        if self.settings.auth_providers is not None and governance.identities is not None:
+            from plugyard.auth.config import providers_from_file
+
+            vault = governance.vault
+            for provider in providers_from_file(
+                self.settings.auth_providers, lambda name: vault.resolve(name, None, "system")
+            ):
+                governance.identities.providers.register(provider)
+        return governance
 
     @part
     def knowledge(self) -> KnowledgeBase:
@@ -540,7 +566,11 @@ class Yard:
         if root is None:
             raise PlugyardError("this yard has no packages folder (Settings.packages_dir)",
                                 code="capability_unavailable")  # fmt: skip
-        installer = Installer(root, scan=scan_folder)
+        from plugyard.registry.packages.venvs import VenvPolicy
+
+        s = self.settings
+        venvs = VenvPolicy(s.plugin_venvs, s.venv_index_url, s.venv_wheels)
+        installer = Installer(root, scan=scan_folder, venvs=venvs)
         installer.sweep()  # what a killed install, upgrade or removal left behind
         return PackageManager(
             installer, self.registry, lambda p: check(p, self.runtimes), self._forget

@@ -196,3 +196,38 @@ class AuthHost:
         if hint and hint.startswith("identity:"):
             return self._identities.get(hint.removeprefix("identity:"))
         return hint or None
+
+
+async def connect(
+    identities: Identities,
+    owner: str,
+    provider: str,
+    *,
+    scopes: Sequence[str] = (),
+    target: str | None = None,
+    refresh_token: str | None = None,
+    code: str | None = None,
+    redirect_uri: str | None = None,
+) -> Any:
+    """Connect ``owner``'s account at ``provider``: from an authorisation code (exchanged
+    at the provider's token endpoint) or from a refresh token the caller holds."""
+    if code is not None:
+        token = await identities.providers.require(provider).exchange_code(code, redirect_uri)
+        refresh_token = token.refresh_token or refresh_token
+        scopes = tuple(scopes) or token.scopes
+        target = target or token.target
+        material: dict[str, Any] = {
+            "access_token": token.access_token,
+            "expires_at": token.expires_at,
+            "access_scopes": list(token.scopes),
+        }
+    else:
+        identities.providers.require(provider)
+        material = {}
+    if refresh_token:
+        material["refresh_token"] = refresh_token
+    if not material:
+        raise AuthError("give a refresh token or an authorisation code", code="invalid_request")
+    return identities.accounts.connect(
+        owner, provider, scopes=tuple(scopes), target=target, material=material
+    )

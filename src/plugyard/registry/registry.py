@@ -16,6 +16,7 @@ from dataclasses import replace as copy_with
 from typing import TYPE_CHECKING, Any, get_args
 
 from plugyard.errors import ManifestError, NotFoundError, PlugyardError, RegistryError
+from plugyard.manifest.auth_fields import faults as auth_faults
 from plugyard.manifest.bindings import faults as binding_faults
 from plugyard.manifest.families import FAMILY_OF_TYPE
 from plugyard.manifest.model import Family, PluginDescriptor
@@ -294,6 +295,8 @@ def _checked(plugin: RegisteredPlugin) -> RegisteredPlugin:
             code="invalid_request",
         )
     undeclared = binding_faults(plugin.descriptor, plugin.trust)
+    if plugin.dialect == "shu":
+        undeclared += auth_faults(plugin.descriptor)
     if undeclared:
         raise ManifestError(undeclared, path=plugin.location or "")
     digest = content_hash(plugin.descriptor)

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
-from plugyard.errors import RegistryError, UnsupportedTypeError
+from plugyard.errors import ManifestError, RegistryError, UnsupportedTypeError
 from plugyard.registry.model import LoadFailure, RegisteredPlugin, RegistryEvent, SourceKind
 from plugyard.registry.registry import Registry
 from plugyard.registry.rows import to_row
@@ -136,14 +136,14 @@ def _register(
     that only the refused ones fail. Answers the events and the ids registered."""
     try:
         return list(registry.register_many(plugins, replace=True)), {p.id for p in plugins}
-    except (RegistryError, UnsupportedTypeError):
+    except (RegistryError, UnsupportedTypeError, ManifestError):
         pass
     events: list[RegistryEvent] = []
     registered: set[str] = set()
     for plugin in plugins:
         try:
             event = registry.register(plugin, replace=True)
-        except (RegistryError, UnsupportedTypeError) as exc:
+        except (RegistryError, UnsupportedTypeError, ManifestError) as exc:
             failures.append(failure(plugin.manifest_path or plugin.source, exc))
             continue
         registered.add(plugin.id)

@@ -28,6 +28,7 @@ from plugyard.server.mcp import running as mcp_running
 from plugyard.server.methods import ConcretePaths, Resources
 from plugyard.server.query import SingleValued
 from plugyard.server.routes import (
+    accounts,
     execute,
     feeds,
     governance,
@@ -122,7 +123,8 @@ def create_app(
     app.state.auth = Authenticator(the_yard.keys, ttl_s=server.key_cache_s)
     app.state.server_settings = server
     errors.install(app)
-    modules = (execute, plugins, search, pipelines, packages, governance, feeds, mcp_tools, probes)
+    modules = (execute, plugins, search, pipelines, packages, governance, feeds, mcp_tools, probes,
+               accounts)  # fmt: skip
     for module in modules:
         app.include_router(module.router)
     app.router.routes.extend(mcp_endpoints)

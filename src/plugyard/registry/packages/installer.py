@@ -25,15 +25,18 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
 from plugyard.errors import ManifestError, PackageError
+from plugyard.manifest.auth_fields import faults as auth_faults
 from plugyard.manifest.bindings import faults as binding_faults
 from plugyard.registry.model import Trust
 from plugyard.registry.packages.archive import Limits, extract
+from plugyard.registry.packages.venvs import VenvPolicy, needs_venv
+from plugyard.registry.packages.venvs import build as build_venv
 from plugyard.registry.sources import load_manifest, manifest_of
 
 RECORD = "install.json"
@@ -72,6 +75,8 @@ class InstalledPackage:
     findings: tuple[dict[str, Any], ...] = ()
     guard_overridden: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    #: whether the package runs from a virtual environment of its own (venvs.py)
+    venv: bool = False
 
     @property
     def files(self) -> Path:
@@ -87,6 +92,7 @@ class InstalledPackage:
             "vendor": self.vendor,
             "findings": [dict(f) for f in self.findings],
             "guard_overridden": self.guard_overridden,
+            "venv": self.venv,
         }
 
     @classmethod
@@ -103,6 +109,7 @@ class InstalledPackage:
             vendor=bool(data.get("vendor", False)),
             findings=tuple(dict(f) for f in data.get("findings", ())),
             guard_overridden=bool(data.get("guard_overridden", False)),
+            venv=bool(data.get("venv", False)),
         )
 
 
@@ -111,10 +118,16 @@ class Installer:
     static scan; without one, nothing is scanned."""
 
     def __init__(
-        self, root: Path, *, scan: Scanner | None = None, limits: Limits | None = None
+        self,
+        root: Path,
+        *,
+        scan: Scanner | None = None,
+        limits: Limits | None = None,
+        venvs: VenvPolicy | None = None,
     ) -> None:
         self.root = Path(root)
         self.scan = scan
+        self.venvs = venvs
         self.limits = limits or Limits()
         self._lock = threading.Lock()
 
@@ -168,6 +181,9 @@ class Installer:
             )
             if vet is not None:
                 vet(chosen, plugins)
+            if needs_venv(files):  # refused when off; built here, so all or nothing
+                build_venv(files, self.venvs)
+                record = replace(record, venv=True)
             (staging / RECORD).write_text(json.dumps(record.to_dict(), indent=2), "utf-8")
             with self._exclusive():
                 self._swap_in(staging, record.folder)
@@ -311,6 +327,9 @@ def _plugins(files: Path, trust: Trust) -> list[str]:
         raise PackageError(f"{manifest.name} declares no plugin", reason=MANIFEST_INVALID)
     # The registry refuses these too; asking here keeps a refused package off the disk.
     undeclared = [f for p in result.plugins for f in binding_faults(p.descriptor, trust)]
+    undeclared += [
+        f for p in result.plugins if p.dialect == "shu" for f in auth_faults(p.descriptor)
+    ]
     if undeclared:
         raise ManifestError(undeclared, path=manifest.name)
     return [p.id for p in result.plugins]

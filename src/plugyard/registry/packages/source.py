@@ -7,6 +7,8 @@ pyworker <folder> <plugin id>``) rather than in-process when
 
 - the package is untrusted: the subprocess runtime runs untrusted workers sandboxed, and
   refuses them where no sandbox exists; or
+- the package runs from a virtual environment of its own (``requirements.txt``, when an
+  operator allows them: venvs.py); or
 - the package has a ``vendor/`` folder, even trusted: in one process ``sys.modules`` is one
   namespace keyed by module name, so a vendored ``requests`` and the host's cannot both
   be loaded, and an import of a name already in ``sys.modules`` never reaches a per-plugin
@@ -25,6 +27,7 @@ from plugyard.errors import PlugyardError
 from plugyard.manifest.model import PythonRuntime, SubprocessRuntime
 from plugyard.registry.model import LoadFailure, RegisteredPlugin
 from plugyard.registry.packages.installer import InstalledPackage, Installer
+from plugyard.registry.packages.venvs import site_packages
 from plugyard.registry.sources import SourceResult, load_manifest, manifest_of, merge
 
 PYWORKER = "plugyard.runtimes.subprocess.pyworker"
@@ -64,17 +67,18 @@ def place(plugin: RegisteredPlugin, package: InstalledPackage) -> RegisteredPlug
     runtime = plugin.descriptor.runtime
     if not isinstance(runtime, PythonRuntime):
         return plugin
-    if plugin.trust == "trusted" and not package.vendor:
+    if plugin.trust == "trusted" and not package.vendor and not package.venv:
         return plugin
-    worker = pyworker_runtime(str(package.files), plugin.id)
+    site = str(site_packages(package.files)) if package.venv else None
+    worker = pyworker_runtime(str(package.files), plugin.id, site)
     config = dict(plugin.descriptor.config)
     config.setdefault("mode", "persistent")  # one warm worker, not a spawn per call
     descriptor = plugin.descriptor.model_copy(update={"runtime": worker, "config": config})
     return plugin.redescribed(descriptor)
 
 
-def pyworker_runtime(folder: str, plugin_id: str) -> SubprocessRuntime:
+def pyworker_runtime(folder: str, plugin_id: str, site: str | None = None) -> SubprocessRuntime:
     """The runtime that starts plugyard's Python worker on one plugin of a folder (a Shu
-    manifest may declare several)."""
-    args = ("-I", "-S", "-m", PYWORKER, folder, plugin_id)
+    manifest may declare several), importing first from ``site`` (its venv) if given."""
+    args = ("-I", "-S", "-m", PYWORKER, folder, plugin_id, *((site,) if site else ()))
     return SubprocessRuntime(command=sys.executable, args=args)

@@ -8,6 +8,7 @@ asked of the host object (``getattr(host, capability)``), which answers
 
 from __future__ import annotations
 
+import base64
 import inspect
 from typing import Any
 
@@ -26,9 +27,45 @@ METHODS: dict[str, frozenset[str]] = {
     "http": frozenset({"fetch"}),
     "logger": frozenset({"debug", "info", "warning", "error"}),
     "log": frozenset({"debug", "info", "warning", "error"}),
+    "kb": frozenset({"ingest_document", "ingest_email", "ingest_thread", "ingest_text", "ingest"}),
+    "query": frozenset({"search", "get"}),
+    "ocr": frozenset({"extract_text"}),
+    "auth": frozenset(
+        {"resolve_token_and_target", "provider_user_token", "provider_service_account_token"}
+    ),
 }
 #: The methods that are coroutines on the host side (a worker may await them).
-ASYNC_METHODS: frozenset[tuple[str, str]] = frozenset({("http", "fetch")})
+ASYNC_METHODS: frozenset[tuple[str, str]] = frozenset(
+    {("http", "fetch")}
+    | {(name, method) for name in ("kb", "query", "ocr", "auth") for method in METHODS[name]}
+)
+#: How bytes cross the pipe (JSON has none): ``{"$bytes": "<base64>"}``.
+BYTES_KEY = "$bytes"
+
+
+def bytes_out(value: Any) -> Any:
+    """``value`` with its bytes wrapped for the pipe (the worker's side)."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {BYTES_KEY: base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, dict):
+        return {k: bytes_out(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [bytes_out(v) for v in value]
+    return value
+
+
+def bytes_in(value: Any) -> Any:
+    """``value`` with wrapped bytes unwrapped (the host's side)."""
+    if isinstance(value, dict):
+        if set(value) == {BYTES_KEY} and isinstance(value[BYTES_KEY], str):
+            try:
+                return base64.b64decode(value[BYTES_KEY], validate=True)
+            except ValueError:
+                return value
+        return {k: bytes_in(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [bytes_in(v) for v in value]
+    return value
 
 
 async def serve(
@@ -43,7 +80,7 @@ async def serve(
         return None, ErrorInfo("capability_unavailable", "this call has no host object")
     try:
         service = getattr(host, capability)
-        value = getattr(service, method)(*args, **kwargs)
+        value = getattr(service, method)(*bytes_in(args), **bytes_in(kwargs))
         if inspect.isawaitable(value):
             value = await value
     except TypeError as exc:

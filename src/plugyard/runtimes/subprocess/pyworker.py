@@ -1,6 +1,6 @@
 """plugyard's Python worker: serves one Python plugin folder over wrapper protocol v1.
 
-Run as ``python -I -S -m plugyard.runtimes.subprocess.pyworker <folder> [plugin-id]`` (the
+Run as ``python -I -S -m plugyard.runtimes.subprocess.pyworker <folder> [plugin-id [site]]`` (the
 subprocess runtime starts it with plugyard's own paths added, inside the sandbox for
 untrusted code). It loads the folder's manifest and code with the in-process runtime's
 loader — every code style that runtime supports — and answers ``describe`` and
@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from plugyard.runtimes.subprocess.hostcalls import ASYNC_METHODS, METHODS
+from plugyard.runtimes.subprocess.hostcalls import ASYNC_METHODS, METHODS, bytes_out
 
 PROTOCOL_VERSION = 1
 _encode = msgspec.json.Encoder().encode
@@ -70,8 +70,8 @@ class Channel:
         ident = f"h{next(self._ids)}"
         future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._waiting[ident] = future
-        params = {"capability": capability, "call": method, "args": list(args)}
-        self.send({"id": ident, "method": "host", "params": {**params, "kwargs": kwargs,
+        params = {"capability": capability, "call": method, "args": bytes_out(list(args))}
+        self.send({"id": ident, "method": "host", "params": {**params, "kwargs": bytes_out(kwargs),
                                                               "request": request}})  # fmt: skip
         return future
 
@@ -291,10 +291,17 @@ def _reader(loop: asyncio.AbstractEventLoop, server: Server, stdin: Any) -> None
 
 def main(argv: list[str]) -> None:
     if not argv:
-        raise SystemExit("usage: pyworker <plugin-folder> [plugin-id]")
+        raise SystemExit("usage: pyworker <plugin-folder> [plugin-id [venv-site-packages]]")
     protocol_out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # print() in plugin code goes to stderr, not into the protocol
     folder = Path(argv[0]).resolve()
+    if len(argv) > 2:  # the plugin's own venv: its packages before plugyard's
+        # plugyard's own modules are imported first, so they stay plugyard's.
+        import plugyard.manifest.load
+        import plugyard.runtimes.python.binding
+        import plugyard.runtimes.python.describe
+
+        sys.path.insert(0, str(Path(argv[2]).resolve()))
     vendor = folder / "vendor"
     if vendor.is_dir():
         sys.path.insert(0, str(vendor))
