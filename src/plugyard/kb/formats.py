@@ -56,6 +56,10 @@ _EXTENSIONS: dict[str, Kind] = {
     ".pnm": "image",
     ".webp": "image",
 }
+_BLOCKS = (
+    "p, div, br, li, dt, dd, h1, h2, h3, h4, h5, h6, tr, ul, ol, table, section, article, "
+    "header, footer, pre, blockquote, hr"
+)
 _DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
@@ -82,7 +86,7 @@ def kind_of(data: bytes, filename: str | None, mime_type: str | None) -> Kind:
         return "image"
     if data.startswith(b"PK\x03\x04"):
         return "docx"
-    if mime.startswith("text/") or not mime or _texty(data):
+    if mime.startswith("text/") or _texty(data):
         return "text"
     raise KnowledgeError(
         f"cannot read {mime or filename or 'this document'}",
@@ -114,8 +118,10 @@ def html_text(markup: str) -> tuple[str, str | None]:
     title = title_node.text(strip=True) if title_node is not None else None
     for node in tree.css("script, style, noscript, template, head"):
         node.decompose()
+    for node in tree.css(_BLOCKS):  # a block ends a line; inline elements do not
+        node.insert_after("\n")
     root = tree.body or tree.root
-    text = root.text(separator="\n") if root is not None else ""
+    text = root.text(separator="") if root is not None else ""
     return _tidy(text), title or None
 
 
