@@ -20,8 +20,7 @@ def _pdf(objects: list[bytes], trailer: str = "") -> bytes:
     for offset in offsets:
         out += f"{offset:010d} 00000 n \n".encode()
     out += (
-        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R {trailer}>>\n"
-        f"startxref\n{xref}\n%%EOF\n"
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R {trailer}>>\nstartxref\n{xref}\n%%EOF\n"
     ).encode()
     return bytes(out)
 
@@ -33,14 +32,16 @@ def _stream(data: bytes, extra: str = "") -> bytes:
 def text_pdf(*lines: str) -> bytes:
     """One page, Helvetica 18pt, one line each."""
     content = "BT /F1 18 Tf 72 720 Td 24 TL " + " ".join(f"({line}) '" for line in lines) + " ET"
-    return _pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        _stream(content.encode()),
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ])
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>",
+            _stream(content.encode()),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        ]
+    )
 
 
 def page_pixels(*lines: str) -> tuple[int, int, bytes]:
@@ -69,14 +70,16 @@ def image_pdf(*lines: str) -> bytes:
         f"/Type /XObject /Subtype /Image /Width {width} /Height {height} "
         "/ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode ",
     )
-    return _pdf([
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /XObject << /Im1 5 0 R >> >> >>",
-        _stream(b"q 612 0 0 792 0 0 cm /Im1 Do Q"),
-        image,
-    ])
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+            b"/Resources << /XObject << /Im1 5 0 R >> >> >>",
+            _stream(b"q 612 0 0 792 0 0 cm /Im1 Do Q"),
+            image,
+        ]
+    )
 
 
 def encrypted_pdf() -> bytes:
@@ -85,7 +88,10 @@ def encrypted_pdf() -> bytes:
         [
             b"<< /Type /Catalog /Pages 2 0 R >>",
             b"<< /Type /Pages /Kids [] /Count 0 >>",
-            b"<< /Filter /Standard /V 1 /R 2 /O <" + b"ab" * 32 + b"> /U <" + b"cd" * 32
+            b"<< /Filter /Standard /V 1 /R 2 /O <"
+            + b"ab" * 32
+            + b"> /U <"
+            + b"cd" * 32
             + b"> /P -4 >>",
         ],
         "/Encrypt 3 0 R /ID [<0123456789abcdef0123456789abcdef> "

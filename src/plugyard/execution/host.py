@@ -89,6 +89,8 @@ class Host:
 def make_host(plugin_id: str, declared: tuple[str, ...]) -> Host:
     """The host for one plugin, with the services this host offers today."""
     granted = frozenset(declared) | ({"logger"} if "log" in declared else frozenset())
+    if "kb" in granted:  # Shu: host.query (reading the KB) and cursors come with kb
+        granted |= {"query", "cursor"}
     services: dict[str, Any] = {}
     if "logger" in granted or "log" in granted:
         logger = logging.getLogger(f"plugyard.plugin.{plugin_id}")
