@@ -45,8 +45,9 @@ def server() -> Iterator[LoopbackTokenServer]:
 @pytest.fixture
 def yard(server: LoopbackTokenServer) -> Iterator[Yard]:
     folders = tuple(PLUGINS / name for name in ("gmail_digest", "drive_ingest", "mail_actions"))
-    settings = Settings(database=":memory:", builtins=False, plugin_dirs=folders,
-                        embedder="hashing")  # fmt: skip
+    settings = Settings(
+        database=":memory:", builtins=False, plugin_dirs=folders, embedder="hashing"
+    )
     with Yard.from_settings(settings) as opened:
         opened.admin.load_policy(POLICY, by="alice")
         governance = opened.governance
@@ -64,8 +65,16 @@ def call(yard: Yard, plugin: str, params: dict[str, Any], who: str = "bob") -> R
 def link(yard: Yard, who: str = "bob", scopes: tuple[str, ...] = ("gmail.readonly",)) -> None:
     governance = yard.governance
     assert governance is not None and governance.identities is not None
-    asyncio.run(connect(governance.identities, who, "google", scopes=scopes,
-                        refresh_token=f"rt-{who}", target=f"{who}@example.com"))  # fmt: skip
+    asyncio.run(
+        connect(
+            governance.identities,
+            who,
+            "google",
+            scopes=scopes,
+            refresh_token=f"rt-{who}",
+            target=f"{who}@example.com",
+        )
+    )
 
 
 def test_gmail_digest_needs_a_connected_account(yard: Yard) -> None:
@@ -123,8 +132,11 @@ def test_drive_ingestion_under_the_feeds_ocr_overlay(yard: Yard) -> None:
         },
         {"id": "f2", "name": "scan.pdf", "data": base64.b64encode(image_pdf("Scanned")).decode()},
     ]
-    never = call(yard, "drive_ingest", {"files": files, "search": "launch plan",
-                                        "__host": {"ocr": {"mode": "never"}}})  # fmt: skip
+    never = call(
+        yard,
+        "drive_ingest",
+        {"files": files, "search": "launch plan", "__host": {"ocr": {"mode": "never"}}},
+    )
     assert never.ok, never.error
     assert [i["extraction"]["method"] for i in never.data["ingested"]] == ["pdf_text"]
     assert never.skips == ({"id": "f2", "reason": "empty_extraction"},)
@@ -146,33 +158,47 @@ def test_a_plugin_may_not_write_into_a_kb_it_does_not_own(yard: Yard) -> None:
 
 def test_actions_from_list_actions_are_listed_and_performed(yard: Yard) -> None:
     admin = yard.admin
-    listed = {a["name"]: a for a in admin.list_actions(Subject("bob", ("clerk",)))
-              if a["plugin_id"] == "mail_actions"}  # fmt: skip
+    listed = {
+        a["name"]: a
+        for a in admin.list_actions(Subject("bob", ("clerk",)))
+        if a["plugin_id"] == "mail_actions"
+    }
     assert set(listed) == {"mark_read", "send_reply"}
     assert listed["mark_read"]["required_scopes"] == ["gmail.modify"]
     assert listed["send_reply"]["requires_approval"] is True
     ctx = context_for("bob", ("clerk",), idempotency_key="k-1")
     done = asyncio.run(admin.perform_action("mail_actions", "mark_read", {"id": "7"}, ctx))
     assert done["status"] == "ok" and done["result"] == {"read": "7", "key": "k-1"}
-    failed = asyncio.run(admin.perform_action("mail_actions", "mark_read", {"id": "broken"},
-                                              context_for("bob", ("clerk",))))  # fmt: skip
+    failed = asyncio.run(
+        admin.perform_action(
+            "mail_actions", "mark_read", {"id": "broken"}, context_for("bob", ("clerk",))
+        )
+    )
     assert failed["status"] == "error" and failed["error"]["code"] == "invalid_parameters"
-    unknown = asyncio.run(admin.perform_action("mail_actions", "delete_all", {},
-                                               context_for("bob", ("clerk",))))  # fmt: skip
+    unknown = asyncio.run(
+        admin.perform_action("mail_actions", "delete_all", {}, context_for("bob", ("clerk",)))
+    )
     assert unknown["error"]["code"] == "action_not_found"
 
 
 def test_an_action_needing_approval_waits_and_is_audited_with_its_approver(yard: Yard) -> None:
     admin = yard.admin
     args = {"to": "ann@x", "text": "yes"}
-    pending = asyncio.run(admin.perform_action("mail_actions", "send_reply", args,
-                                               context_for("bob", ("clerk",))))  # fmt: skip
+    pending = asyncio.run(
+        admin.perform_action("mail_actions", "send_reply", args, context_for("bob", ("clerk",)))
+    )
     assert pending["status"] == "pending_approval"
     assert pending["preview"]["params"] == args
     admin.decide(pending["action_id"], Subject("alice", ("boss",)), approve=True)
-    done = asyncio.run(admin.perform_action("mail_actions", "send_reply", args,
-                                            context_for("bob", ("clerk",)),
-                                            receipt=pending["receipt"]))  # fmt: skip
+    done = asyncio.run(
+        admin.perform_action(
+            "mail_actions",
+            "send_reply",
+            args,
+            context_for("bob", ("clerk",)),
+            receipt=pending["receipt"],
+        )
+    )
     assert done["status"] == "ok" and done["result"] == {"sent_to": "ann@x"}
     calls = [r for r in admin.tail(50) if r.kind == "call" and r.operation == "send_reply"]
     assert calls[-1].approver == "alice" and calls[-1].status == "success"

@@ -27,9 +27,13 @@ def test_pdf_text_layer_is_read_directly_in_auto_mode() -> None:
 
 @pytest.mark.parametrize(
     ("mode", "method", "reads"),
-    [("always", "ocr", 1), ("auto", "pdf_text", 0), ("fallback", "pdf_text", 0),
-     ("never", "pdf_text", 0)],
-)  # fmt: skip
+    [
+        ("always", "ocr", 1),
+        ("auto", "pdf_text", 0),
+        ("fallback", "pdf_text", 0),
+        ("never", "pdf_text", 0),
+    ],
+)
 def test_ocr_modes_on_a_pdf_with_text(mode: str, method: str, reads: int) -> None:
     ex, engine = extractor()
     found = ex.extract(text_pdf("hello"), "a.pdf", None, mode)
@@ -38,9 +42,13 @@ def test_ocr_modes_on_a_pdf_with_text(mode: str, method: str, reads: int) -> Non
 
 @pytest.mark.parametrize(
     ("mode", "text", "reads"),
-    [("always", "scanned words", 1), ("auto", "scanned words", 1),
-     ("fallback", "scanned words", 1), ("never", "", 0)],
-)  # fmt: skip
+    [
+        ("always", "scanned words", 1),
+        ("auto", "scanned words", 1),
+        ("fallback", "scanned words", 1),
+        ("never", "", 0),
+    ],
+)
 def test_ocr_modes_on_a_scanned_pdf(mode: str, text: str, reads: int) -> None:
     ex, engine = extractor()
     found = ex.extract(image_pdf("hello"), "scan.pdf", "application/pdf", mode)
@@ -56,8 +64,10 @@ def test_images_are_read_by_ocr_unless_mode_is_never() -> None:
 
 def test_html_docx_and_plain_text() -> None:
     ex, engine = extractor()
-    html = b"<html><head><title>T</title><style>x{}</style></head><body><p>One</p>" \
-           b"<script>evil()</script><div>Two</div></body></html>"  # fmt: skip
+    html = (
+        b"<html><head><title>T</title><style>x{}</style></head><body><p>One</p>"
+        b"<script>evil()</script><div>Two</div></body></html>"
+    )
     found = ex.extract(html, "p.html", "text/html", "always")
     assert (found.text, found.details["title"], found.method) == ("One\nTwo", "T", "html")
     assert ex.extract(docx_bytes("Alpha", "Beta"), "d.docx", None).text == "Alpha\nBeta"
@@ -110,8 +120,10 @@ def test_missing_tesseract_is_ocr_unavailable() -> None:
 
 
 def test_tesseract_tsv_is_read_into_lines_and_a_mean_confidence() -> None:
-    tsv = "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tl\tt\tw\th\tconf\ttext\n" \
-          "5\t1\t1\t1\t1\t1\t0\t0\t1\t1\t90\tHello\n5\t1\t1\t1\t1\t2\t0\t0\t1\t1\t80\tthere\n" \
-          "5\t1\t1\t1\t2\t1\t0\t0\t1\t1\t70\tagain\n"  # fmt: skip
+    tsv = (
+        "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tl\tt\tw\th\tconf\ttext\n"
+        "5\t1\t1\t1\t1\t1\t0\t0\t1\t1\t90\tHello\n5\t1\t1\t1\t1\t2\t0\t0\t1\t1\t80\tthere\n"
+        "5\t1\t1\t1\t2\t1\t0\t0\t1\t1\t70\tagain\n"
+    )
     found = parse_tsv(tsv)
     assert (found.text, found.confidence) == ("Hello there\nagain", 0.8)

@@ -22,10 +22,16 @@ def text(kb: KnowledgeBase, source: str, body: str, plugin: str = "drive", **att
 
 def test_the_envelope_of_a_document(kb: KnowledgeBase) -> None:
     out = kb.ingest_document(
-        "drive", "team", file_bytes=text_pdf("Shu roadmap", "Ship the KB"), filename="r.pdf",
-        mime_type="application/pdf", source_id="file-1", source_url="https://d/1",
-        attributes={"modified_at": "2026-01-01T00:00:00Z"}, ocr_mode=None,
-    )  # fmt: skip
+        "drive",
+        "team",
+        file_bytes=text_pdf("Shu roadmap", "Ship the KB"),
+        filename="r.pdf",
+        mime_type="application/pdf",
+        source_id="file-1",
+        source_url="https://d/1",
+        attributes={"modified_at": "2026-01-01T00:00:00Z"},
+        ocr_mode=None,
+    )
     assert out["ko_id"] == ko_id("drive", "team", "file-1")
     assert out["document_id"].startswith("doc_")
     assert (out["word_count"], out["character_count"], out["chunk_count"]) == (5, 23, 1)
@@ -35,9 +41,11 @@ def test_the_envelope_of_a_document(kb: KnowledgeBase) -> None:
     got = reading.get(kb, "drive", "team", out["ko_id"])
     assert got is not None and got["text"] == "Shu roadmap\nShip the KB"
     assert got["source"] == {
-        "source_type": "plugin:drive", "source_id": "file-1", "source_url": "https://d/1",
+        "source_type": "plugin:drive",
+        "source_id": "file-1",
+        "source_url": "https://d/1",
         "plugin_id": "drive",
-    }  # fmt: skip
+    }
 
 
 def test_upsert_by_source_replaces_every_chunk(kb: KnowledgeBase) -> None:
@@ -62,9 +70,17 @@ def test_a_failed_update_leaves_the_old_version_whole(kb: KnowledgeBase) -> None
     before = text(kb, "s1", "kept words")
     for bad, code in ((encrypted_pdf(), "document_unreadable"), (b"", "empty_extraction")):
         with pytest.raises(KnowledgeError) as caught:
-            kb.ingest_document("drive", "team", file_bytes=bad, filename="x.pdf" if bad else "e.txt",
-                               mime_type=None, source_id="s1", source_url=None, attributes={},
-                               ocr_mode=None)  # fmt: skip
+            kb.ingest_document(
+                "drive",
+                "team",
+                file_bytes=bad,
+                filename="x.pdf" if bad else "e.txt",
+                mime_type=None,
+                source_id="s1",
+                source_url=None,
+                attributes={},
+                ocr_mode=None,
+            )
         assert caught.value.code == code
     got = reading.get(kb, "drive", "team", before["ko_id"])
     assert got is not None and got["text"] == "kept words"
@@ -73,9 +89,17 @@ def test_a_failed_update_leaves_the_old_version_whole(kb: KnowledgeBase) -> None
 def test_too_large_is_refused_before_anything_is_read(kb: KnowledgeBase) -> None:
     kb.max_document_bytes = 1000
     with pytest.raises(KnowledgeError) as caught:
-        kb.ingest_document("drive", "team", file_bytes=b"x" * 1001, filename="a.txt",
-                           mime_type=None, source_id="big", source_url=None, attributes={},
-                           ocr_mode=None)  # fmt: skip
+        kb.ingest_document(
+            "drive",
+            "team",
+            file_bytes=b"x" * 1001,
+            filename="a.txt",
+            mime_type=None,
+            source_id="big",
+            source_url=None,
+            attributes={},
+            ocr_mode=None,
+        )
     assert caught.value.code == "document_too_large"
     assert kb.repository.info("team") is None
 
@@ -94,11 +118,18 @@ def test_a_kb_belongs_to_its_first_writer(kb: KnowledgeBase) -> None:
 
 def test_email_source_is_the_message_id_or_external_id(kb: KnowledgeBase) -> None:
     mail = email_record(
-        subject="Budget", sender="a@x", recipients={"to": ["b@x"], "cc": ["c@x"]},
-        date="2026-01-02", message_id="m-1", thread_id="t-1", body_text=None,
-        body_html="<p>Numbers <b>attached</b></p>", labels=["INBOX"], source_url=None,
+        subject="Budget",
+        sender="a@x",
+        recipients={"to": ["b@x"], "cc": ["c@x"]},
+        date="2026-01-02",
+        message_id="m-1",
+        thread_id="t-1",
+        body_text=None,
+        body_html="<p>Numbers <b>attached</b></p>",
+        labels=["INBOX"],
+        source_url=None,
         attributes=None,
-    )  # fmt: skip
+    )
     out = kb.ingest_record("gmail", "mail", mail)
     got = reading.get(kb, "gmail", "mail", out["ko_id"])
     assert got is not None
@@ -107,10 +138,18 @@ def test_email_source_is_the_message_id_or_external_id(kb: KnowledgeBase) -> Non
     assert got["source"]["message_id"] == "m-1" and got["source"]["thread_id"] == "t-1"
     assert got["extraction"]["details"]["labels"] == ["INBOX"]
     other = email_record(
-        subject="Budget", sender=None, recipients=None, date=None, message_id="m-1",
-        thread_id=None, body_text="x", body_html=None, labels=None, source_url=None,
+        subject="Budget",
+        sender=None,
+        recipients=None,
+        date=None,
+        message_id="m-1",
+        thread_id=None,
+        body_text="x",
+        body_html=None,
+        labels=None,
+        source_url=None,
         attributes={"external_id": "ext-9"},
-    )  # fmt: skip
+    )
     assert kb.ingest_record("gmail", "mail", other)["source_id"] == "ext-9"
 
 
@@ -126,8 +165,9 @@ def test_search_ranks_filters_and_pages(kb: KnowledgeBase) -> None:
     seen = [r["ko_id"] for r in first["results"]]
     cursor = first["next_cursor"]
     while cursor:
-        page = reading.search(kb, "drive", "team", "invoice payment", k=2,
-                              filters={"kind": "bill"}, cursor=cursor)  # fmt: skip
+        page = reading.search(
+            kb, "drive", "team", "invoice payment", k=2, filters={"kind": "bill"}, cursor=cursor
+        )
         seen += [r["ko_id"] for r in page["results"]]
         cursor = page["next_cursor"]
     assert len(seen) == len(set(seen)) == 5

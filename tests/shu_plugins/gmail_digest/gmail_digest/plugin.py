@@ -22,7 +22,7 @@ class Plugin:
         }
 
     async def execute(self, params, context, host):
-        token, target = await host.auth.resolve_token_and_target("google")
+        _token, target = await host.auth.resolve_token_and_target("google")
         marks = dict(context.get("session", {}).get("watermarks") or {})
         count = 0
         last = marks.get("inbox")
