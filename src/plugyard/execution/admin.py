@@ -146,12 +146,14 @@ class Administration:
         *,
         receipt: str | None = None,
     ) -> dict[str, Any]:
-        subject = Subject(context.subject, context.roles, context.permissions)
-        listed = any(a["plugin_id"] == plugin_id and a["name"] == name
-                     for a in self.list_actions(subject))  # fmt: skip
-        if not listed:  # a name the plugin did not list (or not to this caller)
-            error = {"code": "action_not_found", "message": f"{plugin_id!r} lists no action "
-                     f"{name!r} for this caller", "details": {}}  # fmt: skip
+        held = next((p for p in self.plugins() if p.id == plugin_id), None)
+        if held is not None and held.descriptor.operation(name) is None:
+            # A name the plugin did not list: refused before anything is claimed or run.
+            error = {
+                "code": "action_not_found",
+                "message": f"plugin {plugin_id!r} lists no action {name!r}",
+                "details": {},
+            }
             return {"status": "error", "action_id": None, "error": error}
         request = CallRequest(plugin_id, name, dict(args), context, approval_receipt=receipt)
         result = await self.executor.call(request)
