@@ -163,7 +163,7 @@ ERROR_CODES: dict[str, ErrorSpec] = {
         403, "The caller's connected account lacks scopes the operation needs."
     ),
     "auth_provider_unknown": ErrorSpec(
-        424, "The operation names an identity provider this host does not configure."
+        404, "The operation names an identity provider this host does not configure."
     ),
     "auth_provider_error": ErrorSpec(
         502, "The identity provider failed, hung or answered something that is not a token."
@@ -171,6 +171,7 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "auth_field_in_parameters": ErrorSpec(
         422, "A parameter schema declares an auth field (auth_mode, user_email …) Shu v1 forbids."
     ),
+    "account_not_found": ErrorSpec(404, "The caller has no connected account at that provider."),
     "action_not_found": ErrorSpec(
         404, "The plugin does not list an action of that name for this caller."
     ),

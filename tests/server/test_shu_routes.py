@@ -68,6 +68,6 @@ def test_a_caller_connects_lists_and_removes_its_account(tmp_path: Path) -> None
             assert unknown.json()["error"]["message"]["error"] == "auth_provider_unknown"
             assert client.delete("/api/v1/accounts/google", headers=headers).status_code == 200
             gone = client.delete("/api/v1/accounts/google", headers=headers)
-            assert gone.json()["error"]["message"]["error"] == "missing_identity"
+            assert gone.json()["error"]["message"]["error"] == "account_not_found"
         material = asyncio.run(asyncio.to_thread(identities.accounts.list, "bob"))
         assert material == []

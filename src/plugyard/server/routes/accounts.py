@@ -67,10 +67,10 @@ async def account_connect(
 
 
 @router.delete("/api/v1/accounts/{provider}", summary="Disconnect one of the caller's accounts",
-               responses=errors_doc(*KEYED, "missing_identity"))  # fmt: skip
+               responses=errors_doc(*KEYED, "account_not_found"))  # fmt: skip
 async def account_delete(
     provider: _PROVIDER, request: Request, who: Annotated[Principal, Depends(caller)]
 ) -> Response:
     if not _identities(request).accounts.disconnect(who.subject, provider):
-        raise PlugyardError(f"no {provider} account is connected", code="missing_identity")
+        raise PlugyardError(f"no {provider} account is connected", code="account_not_found")
     return json_response({"deleted": provider})
