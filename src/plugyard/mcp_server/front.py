@@ -5,10 +5,9 @@ exporter: stable, unique, at most 64 characters). Mode ``discovery``: two tools,
 ``search`` and ``call``, however many plugins there are. Both modes add ``ask``, the
 routing flow (:mod:`.ask`). Every other ``tools/call`` is one executor call with a
 :class:`CallContext` for the caller, so policy, approvals, idempotency and audit apply
-exactly as for REST. The approval receipt and idempotency key
-travel in the request's ``_meta`` (``io.plugyard/approvalReceipt``,
-``io.plugyard/idempotencyKey``) or, for ``call``, as its arguments. What a call answers
-is shaped by :mod:`.results`.
+exactly as for REST. The approval receipt and idempotency key travel in the request's
+``_meta`` (``io.plugyard/approvalReceipt``, ``io.plugyard/idempotencyKey``) or, for
+``call``, as its arguments. What a call answers is shaped by :mod:`.results`.
 """
 
 from __future__ import annotations
