@@ -63,6 +63,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "llm_invalid_answer": ErrorSpec(
         502, "The chat model's answer is not valid JSON or does not match the schema."
     ),
+    "model_not_found": ErrorSpec(
+        404, "The OpenAI-compatible endpoint does not serve the model the request names."
+    ),
     # The call path. A plugin failing is data in the result envelope; these codes say how.
     "invalid_request": ErrorSpec(400, "The call itself is malformed."),
     "invalid_parameters": ErrorSpec(422, "The parameters do not match the operation's schema."),

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from plugyard.policy.book import PolicyBook
     from plugyard.registry.packages import PackageManager
     from plugyard.routing import Answer, Router
+    from plugyard.routing.chat import ChatFlow
     from plugyard.runtimes.http import HealthChecker
     from plugyard.runtimes.mcp import McpPluginRuntime
     from plugyard.runtimes.outbound import OutboundClient
@@ -531,6 +532,14 @@ class Yard:
         from plugyard.routing import Router
 
         return Router(self.executor, self.search, self.rights, lambda: self.llm)
+
+    @part
+    def chat(self) -> ChatFlow:
+        """The OpenAI-compatible chat flow (docs/openai.md): a conversation answered by
+        the model with the tools the caller may call, run through the executor."""
+        from plugyard.routing.chat import ChatFlow
+
+        return ChatFlow(self.executor, self.search, self.rights, lambda: self.llm)
 
     async def ask(self, message: str, **options: Any) -> Answer:
         """Route ``message`` to the operations the caller may call and answer it:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugyard.llm import ChatRequest, LlmError
+from plugyard.llm import ChatRequest, LlmError, Message, ToolCall
 from plugyard.llm.retry import RetryPolicy, retry_after
 from plugyard.llm.wire import answer_from, checked_json, delta_from, request_body
 
@@ -110,3 +110,27 @@ def test_backoff_is_bounded_and_honours_retry_after() -> None:
     assert policy.delay(1, retry_after_s=60) <= 2.0
     assert retry_after("3") == 3.0
     assert retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None
+
+
+def test_a_conversation_with_tool_calls_goes_out_as_openai_writes_it() -> None:
+    call = ToolCall("calculator", {"expression": "6*7"}, "call_1")
+    messages = (
+        Message("user", "6*7?"),
+        Message("assistant", "", tool_calls=(call,)),
+        Message("tool", "42", tool_call_id="call_1"),
+    )
+    body = request_body(ChatRequest(messages), "m")
+    assert body["messages"][1:] == [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "calculator", "arguments": '{"expression": "6*7"}'},
+                }
+            ],
+        },
+        {"role": "tool", "content": "42", "tool_call_id": "call_1"},
+    ]

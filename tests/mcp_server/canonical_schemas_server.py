@@ -21,6 +21,8 @@ class CanonicalSchemas(McpFront):
     def list_tools(self, caller: Caller) -> list[dict[str, Any]]:
         tools = super().list_tools(caller)
         for tool in tools:
+            if "_meta" not in tool:  # the host's own tool (ask): no operation behind it
+                continue
             plugin = self.yard.registry.require(tool["_meta"]["io.plugyard/plugin"])
             op = plugin.descriptor.operation(tool["_meta"]["io.plugyard/operation"])
             assert op is not None

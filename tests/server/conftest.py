@@ -1,5 +1,6 @@
-"""An app over a yard on a store file, with the test plugins and the external plugin
-server (allowlisted on loopback); health checks are driven by the tests, round by round."""
+"""An app over a yard on a store file, with the test plugins, the external plugin
+server (allowlisted on loopback) and the scripted fake model as its chat model; health
+checks are driven by the tests, round by round."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from plugyard.llm.testing import ScriptedModel
 from plugyard.server import ServerSettings, create_app
 from plugyard.yard import Settings, Yard
 from runtimes.http.servers import Canary, PluginServer
@@ -31,18 +33,31 @@ def canary() -> Iterator[Canary]:
     found.close()
 
 
-def yard_settings(db: Path, server: PluginServer) -> Settings:
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[ScriptedModel]:
+    with ScriptedModel.running() as scripted:
+        yield scripted
+
+
+@pytest.fixture
+def model(model_server: ScriptedModel) -> ScriptedModel:
+    model_server.script()
+    return model_server
+
+
+def yard_settings(db: Path, server: PluginServer, model: ScriptedModel | None = None) -> Settings:
     return Settings(
         database=str(db),
         plugin_dirs=(PLUGINS,),
-        outbound_allow=(server.allow,),
+        outbound_allow=(server.allow, *((model.allow,) if model else ())),
         health_threshold=2,
+        llm=model.spec if model else None,
     )
 
 
 @pytest.fixture
-def yard(tmp_path: Path, plugin_server: PluginServer) -> Iterator[Yard]:
-    with Yard.from_settings(yard_settings(tmp_path / "yard.db", plugin_server)) as found:
+def yard(tmp_path: Path, plugin_server: PluginServer, model: ScriptedModel) -> Iterator[Yard]:
+    with Yard.from_settings(yard_settings(tmp_path / "yard.db", plugin_server, model)) as found:
         yield found
 
 

@@ -26,6 +26,7 @@ import schemathesis
 from fastapi import FastAPI
 from schemathesis import Case, CheckContext, Response
 
+from plugyard.llm.testing import Reply, ScriptedModel
 from plugyard.server import ServerSettings, create_app
 from plugyard.yard import Settings, Yard
 
@@ -115,10 +116,14 @@ def documents_are_refused_by_their_reader(
 @pytest.fixture(scope="module")
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FastAPI, str]]:
     db = tmp_path_factory.mktemp("fuzz") / "yard.db"
-    with Yard.from_settings(Settings(database=str(db), plugin_dirs=(PLUGINS,))) as yard:
-        key = yard.keys.bootstrap_admin()
-        assert key is not None
-        yield create_app(yard, ServerSettings(health_checks=False)), key
+    # The model of /api/v1/ask answers "none of these" to every request, at once.
+    with ScriptedModel.running(otherwise=Reply.json({"none": True})) as model:
+        settings = Settings(database=str(db), plugin_dirs=(PLUGINS,), llm=model.spec,
+                            outbound_allow=(model.allow,))  # fmt: skip
+        with Yard.from_settings(settings) as yard:
+            key = yard.keys.bootstrap_admin()
+            assert key is not None
+            yield create_app(yard, ServerSettings(health_checks=False)), key
 
 
 def _assert_clean(outcome: Outcome) -> None:

@@ -7,7 +7,7 @@ ask it for a constrained answer and turn that answer into an executor call.
 from plugyard.llm.choose import llm_from_spec
 from plugyard.llm.errors import LlmError
 from plugyard.llm.http import OpenAIChatModel, SocketFactory
-from plugyard.llm.model import ChatModel
+from plugyard.llm.model import ChatModel, model_name
 from plugyard.llm.retry import RetryPolicy
 from plugyard.llm.types import ChatAnswer, ChatRequest, Delta, Message, ToolCall, Usage
 
@@ -24,4 +24,5 @@ __all__ = [
     "ToolCall",
     "Usage",
     "llm_from_spec",
+    "model_name",
 ]

@@ -90,6 +90,10 @@ class EmbeddedChatModel:
     def identity(self) -> str:
         return f"embedded:{self.pinned.name}"
 
+    @property
+    def name(self) -> str:
+        return self.pinned.name
+
     def load(self) -> None:
         """Check the file against its pin and load it now rather than on the first call."""
         self._core()

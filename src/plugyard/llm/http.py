@@ -61,6 +61,10 @@ class OpenAIChatModel:
     def identity(self) -> str:
         return f"openai:{self.base_url}:{self.model}"
 
+    @property
+    def name(self) -> str:
+        return self.model
+
     def __repr__(self) -> str:  # the key stays out of logs
         return f"OpenAIChatModel({self.base_url!r}, {self.model!r})"
 

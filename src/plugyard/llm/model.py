@@ -24,3 +24,10 @@ class ChatModel(Protocol):
     async def chat(self, request: ChatRequest) -> ChatAnswer: ...
 
     def stream(self, request: ChatRequest) -> AsyncIterator[Delta]: ...
+
+
+def model_name(model: ChatModel) -> str:
+    """The name a model answers to (``/v1/models``): the backend's ``name`` where it has
+    one (the server's model id, the pinned file's name), else its identity."""
+    name = getattr(model, "name", None)
+    return name if isinstance(name, str) and name else model.identity

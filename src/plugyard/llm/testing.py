@@ -14,9 +14,11 @@ request body); every request is recorded. Failures are scripted too: an HTTP sta
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -178,6 +180,80 @@ class FakeModelServer:
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
         }
+
+
+@contextlib.contextmanager
+def in_thread(script: Script, *, model: str = "fake-model") -> Iterator[FakeModelServer]:
+    """The fake on an event loop of its own, in a thread, for synchronous code (a test
+    that drives a server, a command, an SDK client): open while the block runs.
+
+        with in_thread([Reply.text("hello")]) as fake:
+            ...  # a model at fake.base_url
+    """
+    loop = asyncio.new_event_loop()
+    fake = FakeModelServer(script, model=model)
+    thread = threading.Thread(target=loop.run_forever, name="fake-model", daemon=True)
+    thread.start()
+    try:
+        asyncio.run_coroutine_threadsafe(fake.__aenter__(), loop).result(timeout=30)
+        yield fake
+    finally:
+        asyncio.run_coroutine_threadsafe(fake.__aexit__(), loop).result(timeout=30)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=30)
+        loop.close()
+
+
+class ScriptedModel:
+    """A fake in a thread that outlives one test: each test scripts its own replies
+    (:meth:`script`) against a server or a yard built once. A request with no reply left
+    gets ``otherwise``, by default an HTTP 400, which the HTTP backend does not retry.
+
+        with ScriptedModel.running() as model:
+            settings = Settings(llm=model.spec, outbound_allow=(model.allow,))
+            model.script(Reply.text("hello"))
+    """
+
+    def __init__(self, otherwise: Reply | None = None) -> None:
+        self.replies: list[Reply] = []
+        self.otherwise = otherwise or Reply.error(400)
+        self.fake: FakeModelServer | None = None
+
+    @classmethod
+    @contextlib.contextmanager
+    def running(cls, otherwise: Reply | None = None) -> Iterator[ScriptedModel]:
+        scripted = cls(otherwise)
+        with in_thread(scripted) as fake:
+            scripted.fake = fake
+            yield scripted
+
+    def __call__(self, body: Mapping[str, Any]) -> Reply:
+        return self.replies.pop(0) if self.replies else self.otherwise
+
+    def script(self, *replies: Reply) -> None:
+        """The replies to the next requests, in order; forgets the requests so far."""
+        self.replies[:] = replies
+        self.requests.clear()
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self._fake.requests
+
+    @property
+    def spec(self) -> str:
+        """The ``PLUGYARD_LLM`` setting of this model."""
+        return f"openai:{self._fake.base_url}:{self._fake.model}"
+
+    @property
+    def allow(self) -> str:
+        """The ``PLUGYARD_OUTBOUND_ALLOW`` entry that lets a yard reach it."""
+        return f"127.0.0.1:{self._fake.port}"
+
+    @property
+    def _fake(self) -> FakeModelServer:
+        if self.fake is None:
+            raise RuntimeError("the scripted model is not running")
+        return self.fake
 
 
 def _pieces(text: str, size: int = 4) -> list[str]:

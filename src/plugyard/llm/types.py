@@ -15,9 +15,21 @@ DEFAULT_DEADLINE_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: Mapping[str, Any]
+    id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Message:
+    """One message of a conversation. An assistant's message may carry the tool calls
+    it made (``tool_calls``); a ``tool`` message answers one of them (``tool_call_id``)."""
+
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +69,6 @@ class Usage:
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    name: str
-    arguments: Mapping[str, Any]
-    id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

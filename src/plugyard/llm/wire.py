@@ -16,13 +16,13 @@ from typing import Any
 import jsonschema_rs
 
 from plugyard.llm.errors import invalid_answer
-from plugyard.llm.types import ChatAnswer, ChatRequest, Delta, ToolCall, Usage
+from plugyard.llm.types import ChatAnswer, ChatRequest, Delta, Message, ToolCall, Usage
 
 
 def request_body(request: ChatRequest, model: str, *, stream: bool = False) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model,
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "messages": [message_body(m) for m in request.messages],
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
     }
@@ -42,6 +42,25 @@ def request_body(request: ChatRequest, model: str, *, stream: bool = False) -> d
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def message_body(message: Message) -> dict[str, Any]:
+    """One message as the wire carries it, tool calls and the call answered included."""
+    body: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.tool_calls:
+        # An assistant that only called tools has no content: null, as OpenAI writes it.
+        body["content"] = message.content or None
+        body["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))},
+            }
+            for call in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        body["tool_call_id"] = message.tool_call_id
     return body
 
 

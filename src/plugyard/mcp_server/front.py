@@ -2,12 +2,12 @@
 
 Mode ``tools``: every operation the caller may call is a tool (names from the MCP
 exporter: stable, unique, at most 64 characters). Mode ``discovery``: two tools,
-``search`` and ``call``, however many plugins there are. Every ``tools/call`` is one
-executor call with a :class:`CallContext` for the caller, so policy, approvals,
-idempotency and audit apply exactly as for REST. The approval receipt and idempotency key
-travel in the request's ``_meta`` (``io.plugyard/approvalReceipt``,
-``io.plugyard/idempotencyKey``) or, for ``call``, as its arguments. What a call answers
-is shaped by :mod:`.results`.
+``search`` and ``call``, however many plugins there are. Both modes add ``ask``, the
+routing flow (:mod:`.ask`). Every other ``tools/call`` is one executor call with a
+:class:`CallContext` for the caller, so policy, approvals, idempotency and audit apply
+exactly as for REST. The approval receipt and idempotency key travel in the request's
+``_meta`` (``io.plugyard/approvalReceipt``, ``io.plugyard/idempotencyKey``) or, for
+``call``, as its arguments. What a call answers is shaped by :mod:`.results`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.result import Result
 from plugyard.manifest.exporters.functions import full_id, mcp_tool, tool_names
 from plugyard.manifest.model import Operation, PluginDescriptor
+from plugyard.mcp_server.ask import ASK, ASK_TOOL, ask
 from plugyard.mcp_server.results import (
     error_result,
     result_to_mcp,
@@ -38,6 +39,8 @@ MODES: tuple[Mode, ...] = ("tools", "discovery")
 RECEIPT_META = "io.plugyard/approvalReceipt"
 IDEMPOTENCY_META = "io.plugyard/idempotencyKey"
 MAX_K = 50
+#: Host tools listed beside the operations: no operation's tool takes their names.
+_RESERVED = frozenset({ASK})
 
 SEARCH_TOOL: dict[str, Any] = {
     "name": "search",
@@ -94,9 +97,9 @@ class McpFront:
 
     def list_tools(self, caller: Caller) -> list[dict[str, Any]]:
         if self.mode == "discovery":
-            return [SEARCH_TOOL, CALL_TOOL]
+            return [SEARCH_TOOL, CALL_TOOL, ASK_TOOL]
         pairs = self._pairs()
-        names = tool_names(pairs)
+        names = tool_names(pairs, _RESERVED)
         out = []
         for plugin, op in pairs:
             outcome = self._decision(caller, plugin.id, op.id)
@@ -109,7 +112,8 @@ class McpFront:
                 # client accepts it as well as the result it has once approved.
                 tool["outputSchema"] = with_pending(tool["outputSchema"])
             out.append(tool)
-        return out
+        # ask routes among the very operations listed: with none, it could only say so.
+        return [*out, ASK_TOOL] if out else out
 
     def _pairs(self) -> list[tuple[PluginDescriptor, Operation]]:
         # Names come from every available plugin, not the caller's share, so a tool's
@@ -139,6 +143,8 @@ class McpFront:
         """A ``CallToolResult`` as JSON."""
         args = dict(arguments or {})
         meta = meta or {}
+        if name == ASK:
+            return await ask(self.yard, caller.subject, caller.roles, args)
         if self.mode == "discovery":
             if name == "search":
                 return await self._search(caller, args)
@@ -153,7 +159,7 @@ class McpFront:
 
     def _resolve(self, name: str) -> tuple[str, str] | None:
         pairs = self._pairs()
-        for identity, tool in tool_names(pairs).items():
+        for identity, tool in tool_names(pairs, _RESERVED).items():
             if tool == name:
                 plugin_id, _, operation = identity.rpartition("/")
                 return plugin_id, operation

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plugyard.llm import ChatAnswer, LlmError
-from plugyard.manifest.model import Operation
+from plugyard.manifest.model import Operation, PluginDescriptor
 
 #: A parameter schema larger than this, or one using references, goes into the answer
 #: schema as a bare object: a response-format schema must stand alone, and a long one
@@ -34,6 +34,8 @@ class Candidate:
     operation: Operation
     score: float
     description: str = ""
+    #: The plugin's descriptor, for exporting the operation as a tool definition.
+    descriptor: PluginDescriptor | None = None
 
     @property
     def key(self) -> tuple[str, str]:

@@ -26,13 +26,16 @@ from plugyard.server.limits import BodyLimit
 from plugyard.server.mcp import mcp_routes
 from plugyard.server.mcp import running as mcp_running
 from plugyard.server.methods import ConcretePaths, Resources
+from plugyard.server.openai_errors import OpenAIErrors
 from plugyard.server.query import SingleValued
 from plugyard.server.routes import (
     accounts,
+    ask,
     execute,
     feeds,
     governance,
     mcp_tools,
+    openai_compat,
     packages,
     pipelines,
     plugins,
@@ -123,8 +126,8 @@ def create_app(
     app.state.auth = Authenticator(the_yard.keys, ttl_s=server.key_cache_s)
     app.state.server_settings = server
     errors.install(app)
-    modules = (execute, plugins, search, pipelines, packages, governance, feeds, mcp_tools, probes,
-               accounts)  # fmt: skip
+    modules = (execute, plugins, search, ask, pipelines, packages, governance, feeds, mcp_tools,
+               probes, accounts, openai_compat)  # fmt: skip
     for module in modules:
         app.include_router(module.router)
     app.router.routes.extend(mcp_endpoints)
@@ -137,10 +140,11 @@ def create_app(
 
 
 class _App(FastAPI):
-    """FastAPI with the body cap, the one-value query rule (server/query.py), the execute
-    fast path (server/fastpath.py) and the concrete-path rule (server/methods.py) in
-    front of its whole middleware stack: on the hot route, the framework's own layers
-    cost more than the call they carry."""
+    """FastAPI with OpenAI's error shape on ``/v1`` (server/openai_errors.py), the body
+    cap, the one-value query rule (server/query.py), the execute fast path
+    (server/fastpath.py) and the concrete-path rule (server/methods.py) in front of its
+    whole middleware stack: on the hot route, the framework's own layers cost more than
+    the call they carry."""
 
     resources: Resources
 
@@ -155,4 +159,4 @@ class _App(FastAPI):
     def build_middleware_stack(self) -> ASGIApp:
         routed = ConcretePaths(super().build_middleware_stack(), self.resources)
         checked = SingleValued(ExecuteFastPath(routed), self.openapi)
-        return BodyLimit(checked, self._max_body_bytes)
+        return OpenAIErrors(BodyLimit(checked, self._max_body_bytes))

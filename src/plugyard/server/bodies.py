@@ -6,7 +6,7 @@ the schemathesis test holds the two together. Request bodies are in inputs.py.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict  # pydantic reads it on Python 3.11
@@ -170,3 +170,40 @@ class Probe(BaseModel):
     status: str
     plugins: int | None = None
     revision: str | None = None
+
+
+class AskError(BaseModel):
+    code: str
+    message: str
+    details: dict[str, Any]
+
+
+class AskStep(_Open):
+    """One step of a routed request (docs/routing.md, "The trace")."""
+
+    step: int
+    retrieved: list[dict[str, Any]]
+    choice: dict[str, Any] | None
+    status: str
+    llm_calls: int
+    tokens: int
+    ms: float
+
+
+class AskReply(BaseModel):
+    """How a routed request ended (docs/routing.md, "Statuses and codes"): every ending,
+    a model that is down included, is an answer."""
+
+    status: Literal["answered", "none", "pending_approval", "error", "step_limit"]
+    text: str
+    data: Any = None
+    request_id: str
+    cost: dict[str, float] = Field(
+        description="`llm_calls`, `tokens`, `duration_ms` (of the model calls), `tool_calls`."
+    )
+    steps: list[AskStep]
+    error: AskError | None = Field(default=None, description="When `status` is `error`.")
+    pending: dict[str, Any] | None = Field(
+        default=None, description="`action_id`, `receipt`, … of an action waiting for approval."
+    )
+    limit: str | None = Field(default=None, description="`max_steps` or `max_tokens`.")

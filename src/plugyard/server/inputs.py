@@ -10,13 +10,14 @@ JSON Schema counts it as one.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from fastapi import Request
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from plugyard.errors import PlugyardError
+from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS, MAX_MESSAGE_CHARS
 from plugyard.server.errors import is_json
 from plugyard.server.faults import InvalidRequest, fault
 
@@ -113,6 +114,30 @@ class RunBody(Strict):
         if self.document is None and self.name is None:
             raise ValueError("give a 'document' or the 'name' of a stored one")
         return self
+
+
+#: A routed request (routing/flow.py): some text that is not all white space.
+AskText = Annotated[str, Field(min_length=1, max_length=MAX_MESSAGE_CHARS, pattern=f"[^{_SPACE}]")]
+
+
+class AskBody(Strict):
+    """A request for the routing flow. Who asks is the API key's subject: members that
+    claim another identity (``subject``, ``roles``, ``user``) are not read."""
+
+    model_config = ConfigDict(extra="allow")
+
+    message: AskText = Field(description="What the user asks, in plain words.")
+    k: Annotated[int, Field(ge=1, le=50), BeforeValidator(_integral)] = Field(
+        default=DEFAULT_K, description="How many operations each step offers the model."
+    )
+    max_steps: Annotated[int, Field(ge=1, le=10), BeforeValidator(_integral)] = Field(
+        default=DEFAULT_MAX_STEPS, description="How many calls the request may make."
+    )
+    mode: Literal["constrained", "tools"] = Field(
+        default="constrained",
+        description="`constrained`: the model answers JSON on a schema of the candidates; "
+        "`tools`: HomeClaw's `route_to_plugin` function (docs/routing.md).",
+    )
 
 
 async def read_json(request: Request, *, empty: Any = None) -> Any:

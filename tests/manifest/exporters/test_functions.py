@@ -116,3 +116,14 @@ def test_mcp_tools_are_valid_for_the_official_sdk() -> None:
 def test_undefined_placement_is_the_undefined_group() -> None:
     tool = export_tools([plugin("x")], "mcp")[0]
     assert tool["_meta"]["io.plugyard/groups"] == ["Undefined"]
+
+
+def test_a_reserved_name_is_never_given_to_an_operation() -> None:
+    ask, mail = plugin("ask"), plugin("mail", "send")
+    plain = tool_names([(ask, ask.operations[0]), (mail, mail.operations[0])])
+    assert plain["ask/execute"] == "ask"
+    names = tool_names([(ask, ask.operations[0]), (mail, mail.operations[0])], {"ask"})
+    assert names["ask/execute"] != "ask" and NAME.match(names["ask/execute"])
+    assert names["mail/send"] == "mail__send"
+    again = tool_names([(ask, ask.operations[0])], {"ask", "mail__send"})
+    assert again["ask/execute"] == names["ask/execute"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal
 
 from plugyard.errors import ExportError
@@ -60,8 +60,12 @@ def _suffixed(name: str, identity: str, length: int = _HASH) -> str:
     return f"{name[: MAX_NAME - length - 1].rstrip('_-')}_{_digest(identity, length)}"
 
 
-def tool_names(pairs: Iterable[Pair]) -> dict[str, str]:
-    """Map each operation's full id (``plugin/operation``) to a unique tool name."""
+def tool_names(pairs: Iterable[Pair], reserved: Collection[str] = ()) -> dict[str, str]:
+    """Map each operation's full id (``plugin/operation``) to a unique tool name.
+
+    ``reserved`` names belong to tools defined elsewhere in the same request (a client's
+    own, a host tool such as MCP ``ask``): an operation that would take one is suffixed
+    as if it collided."""
     wanted: dict[str, str] = {}
     for plugin, operation in pairs:
         wanted[full_id(plugin, operation)] = base_name(plugin, operation)
@@ -70,20 +74,25 @@ def tool_names(pairs: Iterable[Pair]) -> dict[str, str]:
         by_name.setdefault(name, []).append(identity)
     result = dict(wanted)
     for name, identities in by_name.items():
-        if len(identities) > 1:
+        if len(identities) > 1 or name in reserved:
             for identity in identities:
                 result[identity] = _suffixed(name, identity)
     # A suffixed name can still meet a plain one by accident: lengthen the hash until not.
     length = _HASH
-    while len(set(result.values())) < len(result) and length < 32:
+    while _clash(result, reserved) and length < 32:
         length += 4
-        seen: dict[str, int] = {}
+        seen: dict[str, int] = dict.fromkeys(reserved, 1)
         for name in result.values():
             seen[name] = seen.get(name, 0) + 1
         for identity, name in list(result.items()):
             if seen[name] > 1:
                 result[identity] = _suffixed(wanted[identity], identity, length)
     return result
+
+
+def _clash(names: dict[str, str], reserved: Collection[str]) -> bool:
+    taken = set(names.values())
+    return len(taken) < len(names) or not taken.isdisjoint(reserved)
 
 
 def llm_parameters(schema: dict[str, Any]) -> dict[str, Any]:

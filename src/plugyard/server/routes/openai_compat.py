@@ -1,0 +1,88 @@
+"""The OpenAI-compatible endpoint (docs/openai.md): ``POST /v1/chat/completions`` and
+``GET /v1/models``, so an application built on an OpenAI SDK gets the yard's tools, run
+here under plugyard's governance, by changing its base URL and key.
+
+The key is a plugyard API key (``Authorization: Bearer``, as the SDKs send it); who
+calls is its subject, never the body's ``user``. The conversation is answered by the
+chat flow (routing/chat.py); this module only adapts HTTP. The answer is computed before
+the first byte is sent, so a model that fails is an HTTP error in OpenAI's shape
+(server/openai_errors.py) also when ``stream`` was asked for. These routes are OpenAI's
+contract, not plugyard's, so they are not in ``/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response, StreamingResponse
+
+from plugyard.errors import PlugyardError
+from plugyard.llm import LlmError, model_name
+from plugyard.routing.chat import DEFAULT_MAX_TOKENS, ChatFlow
+from plugyard.server.auth import authenticate
+from plugyard.server.errors import json_response
+from plugyard.server.inputs import read_json
+from plugyard.server.openai_wire import (
+    chunk_events,
+    completion_body,
+    conversation_of,
+    models_body,
+    read_body,
+)
+from plugyard.yard import Yard
+
+router = APIRouter(include_in_schema=False)
+#: A model id every yard answers to, whichever model it is configured with.
+ALIAS = "plugyard"
+#: The model layer's codes as a client of this endpoint reads them: the operator's
+#: outbound rules are no business of the client's, the server is just unreachable.
+_MODEL_CODES = {"llm_timeout": "llm_timeout", "llm_invalid_answer": "llm_invalid_answer",
+                "invalid_request": "invalid_request"}  # fmt: skip
+
+
+def _flow(request: Request) -> ChatFlow:
+    yard: Yard = request.app.state.yard
+    return yard.chat
+
+
+def _model(flow: ChatFlow) -> str:
+    try:
+        return model_name(flow.model())
+    except LlmError as exc:
+        raise _refusal(exc) from None
+
+
+def _refusal(exc: LlmError) -> PlugyardError:
+    return PlugyardError(exc.message, code=_MODEL_CODES.get(exc.code, "llm_unavailable"))
+
+
+@router.get("/v1/models")
+async def models(request: Request) -> Response:
+    authenticate(request)
+    return json_response(models_body(_model(_flow(request))))
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    principal = authenticate(request)
+    body = read_body(await read_json(request))
+    flow = _flow(request)
+    name = _model(flow)
+    if body.model not in (name, ALIAS):
+        raise PlugyardError(
+            f"this server answers with model {name!r} (or {ALIAS!r}), not {body.model!r}",
+            code="model_not_found",
+        )
+    conversation = conversation_of(body, DEFAULT_MAX_TOKENS)
+    try:
+        done = await flow.complete(conversation, subject=principal.subject, roles=principal.roles)
+    except LlmError as exc:
+        raise _refusal(exc) from None
+    created = int(time.time())
+    if not body.stream:
+        return json_response(completion_body(done, created))
+    usage = body.stream_options is not None and body.stream_options.include_usage
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(chunk_events(done, created, usage), media_type="text/event-stream",
+                             headers=headers)  # fmt: skip

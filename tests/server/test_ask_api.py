@@ -1,0 +1,120 @@
+"""``POST /api/v1/ask`` and its event stream, with the scripted fake as the yard's model:
+the answer and its trace, each step as it finishes, malformed requests refused with the
+pointer of the fault, and a model that is down answered as an answer, not a 5xx."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from plugyard.llm.testing import Reply, ScriptedModel
+
+SIX_BY_SEVEN = {"plugin": "calculator", "operation": "execute",
+                "arguments": {"expression": "6*7"}}  # fmt: skip
+QUESTION = {"message": "calculate 6*7 with the calculator", "k": 3}
+
+
+def h(key: str, **extra: str) -> dict[str, str]:
+    return {"X-API-Key": key, **extra}
+
+
+def events(text: str) -> list[tuple[str, dict[str, Any]]]:
+    found = []
+    for block in text.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.splitlines())
+        found.append((lines["event"], json.loads(lines["data"])))
+    return found
+
+
+def test_a_question_is_answered_with_its_trace_and_cost(
+    client: TestClient, admin_key: str, model: ScriptedModel
+) -> None:
+    model.script(Reply.json(SIX_BY_SEVEN))
+    reply = client.post("/api/v1/ask", json=QUESTION, headers=h(admin_key))
+    assert reply.status_code == 200, reply.text
+    answer = reply.json()
+    assert answer["status"] == "answered" and answer["data"]["result"] == 42
+    (step,) = answer["steps"]
+    assert step["choice"]["plugin"] == "calculator" and step["status"] == "success"
+    assert answer["cost"]["llm_calls"] == 1 and answer["cost"]["tokens"] > 0
+    assert answer["cost"]["tool_calls"] == 1 and answer["request_id"]
+
+
+@pytest.mark.parametrize("how", ["path", "accept"])
+def test_the_stream_sends_each_step_then_the_answer(
+    client: TestClient, admin_key: str, model: ScriptedModel, how: str
+) -> None:
+    chained = {**SIX_BY_SEVEN, "final": False}
+    model.script(Reply.json(chained), Reply.json({"none": True}))
+    path = "/api/v1/ask/stream" if how == "path" else "/api/v1/ask"
+    headers = h(admin_key, Accept="text/event-stream")
+    reply = client.post(path, json={**QUESTION, "max_steps": 2}, headers=headers)
+    assert reply.status_code == 200 and reply.headers["content-type"].startswith(
+        "text/event-stream"
+    )
+    sent = events(reply.text)
+    assert [kind for kind, _ in sent] == ["step", "step", "answer"]
+    assert [data["step"] for _, data in sent[:2]] == [1, 2]
+    answer = sent[-1][1]
+    assert answer["status"] == "answered" and len(answer["steps"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "pointer"),
+    [
+        ({"message": ""}, "/body/message"),
+        ({"message": "   "}, "/body/message"),
+        ({"message": "x" * 8001}, "/body/message"),
+        ({"message": "6*7", "k": 0}, "/body/k"),
+        ({"message": "6*7", "k": "5"}, "/body/k"),
+        ({"message": "6*7", "max_steps": 11}, "/body/max_steps"),
+        ({"message": "6*7", "mode": "free"}, "/body/mode"),
+        ({}, "/body/message"),
+    ],
+)
+def test_a_malformed_request_is_refused_with_the_pointer_of_its_fault(
+    client: TestClient, admin_key: str, model: ScriptedModel, body: dict[str, Any], pointer: str
+) -> None:
+    reply = client.post("/api/v1/ask", json=body, headers=h(admin_key))
+    error = reply.json()["error"]
+    assert reply.status_code == 400 and error["message"]["error"] == "invalid_request"
+    assert [f["pointer"] for f in error["details"]["errors"]] == [pointer]
+    assert not model.requests
+
+
+def test_an_integral_k_written_as_a_float_is_an_integer(
+    client: TestClient, admin_key: str, model: ScriptedModel
+) -> None:
+    model.script(Reply.json(SIX_BY_SEVEN))
+    reply = client.post("/api/v1/ask", json={**QUESTION, "k": 3.0}, headers=h(admin_key))
+    assert reply.status_code == 200 and reply.json()["status"] == "answered"
+
+
+def test_without_a_key_nothing_is_asked(client: TestClient, model: ScriptedModel) -> None:
+    reply = client.post("/api/v1/ask", json=QUESTION)
+    assert reply.status_code == 401 and not model.requests
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_model_that_is_down_is_an_answer_with_its_code_not_a_server_error(
+    client: TestClient, admin_key: str, model: ScriptedModel, stream: bool
+) -> None:
+    model.script(Reply.error(400))  # refused outright: no retry can help
+    path = "/api/v1/ask/stream" if stream else "/api/v1/ask"
+    reply = client.post(path, json=QUESTION, headers=h(admin_key))
+    assert reply.status_code == 200
+    answer = events(reply.text)[-1][1] if stream else reply.json()
+    assert answer["status"] == "error" and answer["error"]["code"] == "llm_unavailable"
+    assert answer["cost"]["tool_calls"] == 0
+
+
+def test_the_route_is_in_the_openapi_document(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    body = paths["/api/v1/ask"]["post"]["requestBody"]["content"]["application/json"]
+    assert body["schema"]["$ref"].endswith("/AskBody")
+    streamed = paths["/api/v1/ask/stream"]["post"]["responses"]["200"]["content"]
+    assert "text/event-stream" in streamed
+    assert not any(path.startswith("/v1/") for path in paths)
