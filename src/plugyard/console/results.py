@@ -55,8 +55,9 @@ def view(result: Result | Mapping[str, Any]) -> dict[str, Any]:
         "next_cursor": envelope.get("next_cursor"),
         "diagnostics": [str(d) for d in envelope.get("diagnostics") or ()],
         "skips": [_skip(s) for s in envelope.get("skips") or () if isinstance(s, Mapping)],
-        "citations": [_citation(c) for c in envelope.get("citations") or ()
-                      if isinstance(c, Mapping)],  # fmt: skip
+        "citations": [
+            _citation(c) for c in envelope.get("citations") or () if isinstance(c, Mapping)
+        ],
         "error": None,
         "pending": None,
     }

@@ -10,9 +10,11 @@ handlers never see console requests.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -86,7 +88,17 @@ def templates() -> Environment:
         lstrip_blocks=True,
     )
     env.globals["csrf_field"] = CSRF_FIELD
+    env.filters["when"] = when
     return env
+
+
+def when(epoch: Any) -> str:
+    """An epoch time (or a datetime) as UTC text, to the second."""
+    if isinstance(epoch, datetime):
+        return epoch.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if isinstance(epoch, int | float):
+        return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return "" if epoch is None else str(epoch)
 
 
 def console_of(request: Request) -> Console:
@@ -133,11 +145,15 @@ def render(
     headers: Mapping[str, str] | None = None,
     **context: Any,
 ) -> HTMLResponse:
-    page = console_of(request).templates.get_template(name).render(
-        who=who,
-        csrf=who.session.csrf if who is not None else None,
-        path=request.url.path,
-        **context,
+    page = (
+        console_of(request)
+        .templates.get_template(name)
+        .render(
+            who=who,
+            csrf=who.session.csrf if who is not None else None,
+            path=request.url.path,
+            **context,
+        )
     )
     return HTMLResponse(page, status_code=status, headers={**page_headers(), **(headers or {})})
 
@@ -149,10 +165,8 @@ def redirect(url: str) -> RedirectResponse:
 def error_page(request: Request, code: str, message: str) -> HTMLResponse:
     status = ERROR_CODES[code].http_status if code in ERROR_CODES else 500
     who = None
-    try:
+    with contextlib.suppress(NeedLogin, PlugyardError):  # an error page needs no session
         who = viewer(request)
-    except (NeedLogin, PlugyardError):
-        pass
     return render(request, "error.html", who=who, status=status, code=code, message=message)
 
 

@@ -126,7 +126,9 @@ class _Builder:
                 return out
             spec, ref = self.resolve(raw, seen)
             hints = ui_hints(spec) or ui_hints(raw if isinstance(raw, Mapping) else {})
-            binding = spec.get("x-binding") or (raw.get("x-binding") if isinstance(raw, Mapping) else None)
+            binding = spec.get("x-binding") or (
+                raw.get("x-binding") if isinstance(raw, Mapping) else None
+            )
             if binding is not None and depth == 0:
                 self.form.bound.append((str(name), str(binding)))
                 continue
@@ -158,7 +160,9 @@ class _Builder:
         help_text = hints.get("help") if isinstance(hints.get("help"), str) else None
         if help_text is None and isinstance(description, str) and description:
             help_text = description
-        placeholder = hints.get("placeholder") if isinstance(hints.get("placeholder"), str) else None
+        placeholder = (
+            hints.get("placeholder") if isinstance(hints.get("placeholder"), str) else None
+        )
         made = Field(name, path, "json", label, nullable=nullable, help=help_text,
                      placeholder=placeholder, default=spec.get("default"))  # fmt: skip
         enum = spec.get("enum")
@@ -195,8 +199,10 @@ class _Builder:
             if nullable:
                 made.options = _options([True, False], hints)
             return made
-        if kind in ("integer", "number"):
-            made.kind = kind
+        if kind == "integer":
+            made.kind = "integer"
+        elif kind == "number":
+            made.kind = "number"
         elif kind == "string":
             made.kind = "text"
         return made
@@ -219,8 +225,9 @@ def _types(spec: Mapping[str, Any]) -> tuple[list[str], bool]:
 
 
 def _options(values: list[Any], hints: Mapping[str, Any]) -> tuple[Option, ...]:
-    labels = hints.get("enum_labels") if isinstance(hints.get("enum_labels"), Mapping) else {}
-    helps = hints.get("enum_help") if isinstance(hints.get("enum_help"), Mapping) else {}
+    found_labels, found_helps = hints.get("enum_labels"), hints.get("enum_help")
+    labels: Mapping[str, Any] = found_labels if isinstance(found_labels, Mapping) else {}
+    helps: Mapping[str, Any] = found_helps if isinstance(found_helps, Mapping) else {}
     out = []
     for value in values[:500]:
         key = value if isinstance(value, str) else json.dumps(value)
@@ -250,5 +257,7 @@ def build_form(schema: Mapping[str, Any]) -> Form:
     builder.form.fields = builder.fields(schema, "", 0, ())
     if builder.form.whole_json:
         builder.form.fields = []
-        builder.form.note = f"this operation has more than {MAX_FIELDS} parameters: enter them as JSON"
+        builder.form.note = (
+            f"this operation has more than {MAX_FIELDS} parameters: enter them as JSON"
+        )
     return builder.form

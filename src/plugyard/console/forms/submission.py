@@ -31,8 +31,7 @@ class Submission:
 
 def read_submission(form: Form, posted: FormData) -> Submission:
     values: dict[str, Any] = {
-        k: posted.getlist(k) if len(posted.getlist(k)) > 1 else posted.get(k)
-        for k in posted.keys()
+        k: posted.getlist(k) if len(posted.getlist(k)) > 1 else posted.get(k) for k in posted
     }
     out = Submission({}, values=values)
     if form.whole_json:
@@ -129,6 +128,6 @@ def _json(raw: Any, path: str, out: Submission) -> Any:
         return _MISSING
     try:
         return json.loads(raw)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         out.errors[path] = f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         return _MISSING

@@ -4,6 +4,20 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from plugyard.console.pages import catalog, login, plugin, run
+from plugyard.console.pages import (
+    admin,
+    approvals,
+    ask,
+    catalog,
+    feeds,
+    login,
+    pipelines,
+    plugin,
+    run,
+    secrets,
+)
 
-ROUTERS: tuple[APIRouter, ...] = (login.router, catalog.router, plugin.router, run.router)
+ROUTERS: tuple[APIRouter, ...] = tuple(
+    m.router
+    for m in (login, catalog, plugin, run, approvals, secrets, feeds, admin, pipelines, ask)
+)

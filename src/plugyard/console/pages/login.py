@@ -29,9 +29,9 @@ _LOGIN_TTL_S = 3600
 
 def _next(value: object) -> str:
     """Where to go after login: a path on this site only (never ``//elsewhere``)."""
-    if isinstance(value, str) and value.startswith("/") and not value.startswith("//"):
-        if "\\" not in value and len(value) < 2000:
-            return value
+    here = isinstance(value, str) and value.startswith("/") and not value.startswith("//")
+    if here and isinstance(value, str) and "\\" not in value and len(value) < 2000:
+        return value
     return "/"
 
 
@@ -61,7 +61,10 @@ async def login(request: Request) -> Response:
     given = key.strip() if isinstance(key, str) else ""
     principal = console.yard.keys.verify(given) if given else None
     if principal is None or principal.key_id is None:
-        error = {"code": "unauthenticated", "message": "the API key is not valid (unknown or revoked)"}
+        error = {
+            "code": "unauthenticated",
+            "message": "the API key is not valid (unknown or revoked)",
+        }
         return _login_page(request, 401, error, next_url)
     console.sessions.close(request.cookies.get(SESSION_COOKIE))
     session_id, _ = console.sessions.open(principal.key_id, principal.subject)

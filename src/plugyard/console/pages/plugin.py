@@ -24,7 +24,8 @@ from plugyard.console.web import ConsoleRoute, PageRefused, console_of, render, 
 from plugyard.errors import PlugyardError
 from plugyard.manifest.exporters.dialect import DIALECT_NAMES, to_dialect
 from plugyard.manifest.exporters.functions import FORMATS, export_tools
-from plugyard.manifest.exporters.text import DEFAULT_SYNTAX, render as render_text
+from plugyard.manifest.exporters.text import DEFAULT_SYNTAX
+from plugyard.manifest.exporters.text import render as render_text
 from plugyard.registry.model import RegisteredPlugin
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
@@ -53,8 +54,8 @@ def icon_file(plugin: RegisteredPlugin, size: str) -> Path:
         if not name:
             continue
         candidate = (folder / name).resolve()
-        if (candidate.is_relative_to(folder) and candidate.suffix in _ICON_TYPES
-                and candidate.is_file() and candidate.stat().st_size <= MAX_ICON_BYTES):  # fmt: skip
+        inside = candidate.is_relative_to(folder) and candidate.suffix in _ICON_TYPES
+        if inside and candidate.is_file() and candidate.stat().st_size <= MAX_ICON_BYTES:
             return candidate
     return fallback
 

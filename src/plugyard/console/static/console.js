@@ -105,6 +105,8 @@
           var item = document.createElement("li");
           item.textContent = data.message !== undefined ? data.message : JSON.stringify(data.data);
           progress.appendChild(item);
+        } else if (name === "step") {
+          progress.insertAdjacentHTML("beforeend", data.html); // rendered by the server
         } else if (name === "result") {
           result.innerHTML = data.html; // rendered and escaped by the server
         } else if (name === "invalid") {
