@@ -1,6 +1,6 @@
 """Answers markup in its data, its citations and its skips."""
 
-PAYLOAD = "<script>window.__pwned = 6</script><img src=x onerror=\"window.__pwned = 7\">"
+PAYLOAD = '<script>window.__pwned = 6</script><img src=x onerror="window.__pwned = 7">'
 
 
 def emit(**params):
