@@ -23,7 +23,9 @@ SEARCH_K = 20
 
 def read_query(request: Request) -> CatalogQuery:
     try:
-        return CatalogQuery.model_validate(dict(request.query_params))
+        # The filter form sends its "any" choices as empty values: they filter nothing.
+        given = {k: v for k, v in request.query_params.items() if v.strip()}
+        return CatalogQuery.model_validate(given)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

@@ -77,7 +77,7 @@
       item.setAttribute("aria-pressed", "false");
     });
     palette.addEventListener("dragstart", function (event) {
-      var item = event.target.closest(".item");
+      var item = event.target.closest(".drag");
       if (!item) return;
       event.dataTransfer.setData("text/plain", item.getAttribute("data-component"));
       event.dataTransfer.effectAllowed = "copy";
@@ -85,6 +85,13 @@
     palette.addEventListener("click", function (event) {
       var item = event.target.closest(".item");
       if (item) pick(item);
+    });
+    palette.addEventListener("keydown", function (event) {
+      var item = event.target.closest(".item");
+      if (item && (event.key === "Enter" || event.key === " ")) {
+        event.preventDefault();
+        pick(item);
+      }
     });
     tree.addEventListener("dragover", function (event) {
       var slot = event.target.closest(".slot");
