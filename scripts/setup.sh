@@ -26,5 +26,8 @@ export PATH="$venv/bin:$PATH"
 # The sandbox of untrusted plugins (docs/subprocess.md); quiet, and harmless without apt.
 command -v bwrap >/dev/null || apt-get install -y -qq bubblewrap >/dev/null 2>&1 || true
 # The browser the console's tests drive (docs/console.md), from Debian's packages: Playwright
-# never downloads one. Quiet, and harmless without apt (those tests are then skipped).
-command -v chromium >/dev/null || apt-get install -y -qq chromium >/dev/null 2>&1 || true
+# never downloads one. Quiet, and harmless without apt (those tests are then skipped); the
+# package lists are refreshed only when the first try fails.
+command -v chromium >/dev/null || apt-get install -y -qq chromium >/dev/null 2>&1 \
+  || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; } \
+  || true

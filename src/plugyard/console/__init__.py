@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRouter
 
 from plugyard.console import assets
+from plugyard.console.catalog_view import CatalogMemo
 from plugyard.console.pages import ROUTERS
 from plugyard.console.sessions import SessionStore
 from plugyard.console.web import Console, templates
@@ -27,4 +28,7 @@ def routers() -> tuple[APIRouter, ...]:
 def install(app: FastAPI, yard: Yard) -> None:
     """Give ``app`` the console; its routes are the caller's to include (so the app's
     own route table, server/methods.py, knows them)."""
-    app.state.console = Console(yard, SessionStore(SqlKeyValueRepository(yard.store)), templates())
+    memo = CatalogMemo()
+    yard.registry.subscribe(memo.changed)
+    sessions = SessionStore(SqlKeyValueRepository(yard.store))
+    app.state.console = Console(yard, sessions, templates(), memo)

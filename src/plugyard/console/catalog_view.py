@@ -2,13 +2,17 @@
 
 Grouping is :func:`plugyard.manifest.palette.palette` — the one implementation of the
 OLO rules (``ALL`` under every section, *Undefined*, control components by role) — and
-only the plugins on the page shown are turned into cards, so a catalog of ten thousand
-plugins costs one grouping pass and a few dozen cards (bench/RESULTS.md, "Console").
+only the plugins on the page shown are turned into cards. The grouping of what one
+subject sees under one set of filters is kept (:class:`CatalogMemo`) until the registry
+or the policy changes, so paging through ten thousand plugins costs a slice and a few
+dozen cards per page (bench/RESULTS.md, "Console").
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -16,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from plugyard.discovery.query import CanSee
 from plugyard.manifest.model import PluginDescriptor
-from plugyard.manifest.palette import palette
+from plugyard.manifest.palette import Palette, palette
 from plugyard.registry.model import RegisteredPlugin
 
 #: Cards per section on the overview; a section opened alone pages by PAGE_SIZE.
@@ -38,6 +42,10 @@ class CatalogQuery(BaseModel):
     section: str | None = Field(default=None, max_length=100)
     page: int = Field(default=1, ge=1, le=100_000)
     q: str | None = Field(default=None, max_length=1000)
+
+    @property
+    def filters(self) -> tuple[str | None, ...]:
+        return (self.family, self.runtime, self.health, self.trust)
 
     def keeps(self, plugin: RegisteredPlugin) -> bool:
         d = plugin.descriptor
@@ -95,15 +103,54 @@ class Section:
     pages: int
 
 
-def catalog(
-    plugins: Sequence[RegisteredPlugin],
-    can_see: CanSee,
-    visible: Any,
-    query: CatalogQuery,
-) -> tuple[Section, ...]:
-    """The sections of the page ``query`` asks for (one section when it names one)."""
+Grouped = tuple[dict[str, RegisteredPlugin], Palette]
+MEMO_SIZE = 64
+
+
+class CatalogMemo:
+    """Groupings by (registry generation, viewer and filters), newest kept.
+
+    ``changed`` is what the registry calls on every change (``Registry.subscribe``):
+    the generation moves on and every kept grouping is stale at once. The caller puts
+    the policy's version in the key, so a new policy is a new grouping too."""
+
+    def __init__(self, size: int = MEMO_SIZE) -> None:
+        self._size = size
+        self._kept: OrderedDict[Hashable, Grouped] = OrderedDict()
+        self._generation = 0
+        self._lock = threading.Lock()
+
+    def changed(self, *_: object) -> None:
+        with self._lock:
+            self._generation += 1
+            self._kept.clear()
+
+    def grouped(self, key: Hashable, build: Callable[[], Grouped]) -> Grouped:
+        with self._lock:
+            full = (self._generation, key)
+            found = self._kept.get(full)
+            if found is not None:
+                self._kept.move_to_end(full)
+                return found
+        made = build()  # outside the lock: two first requests may both build, harmlessly
+        with self._lock:
+            if full[0] == self._generation:
+                self._kept[full] = made
+                while len(self._kept) > self._size:
+                    self._kept.popitem(last=False)
+        return made
+
+
+def group(
+    plugins: Sequence[RegisteredPlugin], can_see: CanSee, visible: Any, query: CatalogQuery
+) -> Grouped:
     by_id = {p.id: p for p in plugins if query.keeps(p) and visible(p, can_see)}
-    view = palette(p.descriptor for p in by_id.values())
+    return by_id, palette(p.descriptor for p in by_id.values())
+
+
+def catalog(grouped: Grouped, query: CatalogQuery) -> tuple[Section, ...]:
+    """The sections of the page ``query`` asks for (one section when it names one)."""
+    by_id, view = grouped
     groups: list[tuple[str, Literal["capability", "control"], tuple[PluginDescriptor, ...]]] = [
         (name, "capability", members) for name, members in view.sections
     ]

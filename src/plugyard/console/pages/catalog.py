@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from plugyard.console.catalog_view import CatalogQuery, catalog
+from plugyard.console.catalog_view import CatalogQuery, catalog, group
 from plugyard.console.web import ConsoleRoute, PageRefused, console_of, render, viewer
 from plugyard.discovery.query import Filters
 from plugyard.errors import PlugyardError
@@ -38,7 +38,12 @@ async def catalog_page(request: Request) -> Response:
     query = read_query(request)
     yard = console_of(request).yard
     can_see = yard.rights(who.subject, who.roles)
-    sections = catalog(yard.registry.list(), can_see, yard.visible, query)
+    policy = yard.policy
+    key = (who.subject, who.roles, policy.version if policy else None, query.filters)
+    grouped = console_of(request).catalog.grouped(
+        key, lambda: group(yard.registry.list(), can_see, yard.visible, query)
+    )
+    sections = catalog(grouped, query)
     matches: list[dict[str, Any]] | None = None
     search_error = None
     if query.q and query.q.strip():
