@@ -28,6 +28,7 @@ from .live import AXE, launch_options, loopback, require, require_chromium, serv
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
+EXAMPLE = Path(__file__).parents[3] / "examples" / "pipelines" / "guarded-calculator.yaml"
 TIMEOUT_MS = 20_000  # a shared machine under a full test run is slow; nothing waits longer
 expect.set_options(timeout=TIMEOUT_MS)
 MAIN_PAGES = {
@@ -38,7 +39,7 @@ MAIN_PAGES = {
     "secrets": "/console/secrets",
     "feeds": "/console/feeds",
     "feed-dialog": "/console/feeds/new?plugin=hinted",
-    "pipeline-editor": "/console/pipelines/editor?capability=MODEL",
+    "pipeline-editor": "/console/pipelines/editor?name=guarded-calculator",
     "ask": "/console/ask",
     "audit": "/console/admin/audit",
     "keys": "/console/admin/keys",
@@ -60,6 +61,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         admin = yard.keys.bootstrap_admin()
         assert admin is not None
         yard.admin.load_policy(POLICY, by="admin")
+        yard.pipelines.save(EXAMPLE.read_text())  # groups, slots and a diagram to check
         keys = {"admin": admin, "clerk": yard.keys.create("clerk", ("clerk",))[1]}
         app = create_app(yard, ServerSettings(health_checks=False))
         with serving(app) as url:
@@ -281,5 +283,6 @@ def test_main_pages_have_no_serious_accessibility_violations(open_as: Callable[.
             found[name] = violations
         if shots:
             Path(shots).mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(Path(shots) / f"{name}.png"), full_page=True)
+            whole = name in ("catalog", "pipeline-editor")
+            page.screenshot(path=str(Path(shots) / f"{name}.png"), full_page=whole)
     assert found == {}
