@@ -72,10 +72,18 @@ def big(yard: Yard, plugin_id: str, parameters: dict) -> None:  # type: ignore[t
 
 
 def test_a_thousand_fields_and_a_cycle_give_a_page_at_once(admin: TestClient, yard: Yard) -> None:
-    big(yard, "wide", {"type": "object",
-                       "properties": {f"p{i}": {"type": "string"} for i in range(1000)}})  # fmt: skip
-    big(yard, "loop", {"type": "object", "$defs": {"n": {"type": "object", "properties": {
-        "next": {"$ref": "#/$defs/n"}}}}, "properties": {"head": {"$ref": "#/$defs/n"}}})  # fmt: skip
+    wide_schema = {
+        "type": "object",
+        "properties": {f"p{i}": {"type": "string"} for i in range(1000)},
+    }
+    node = {"type": "object", "properties": {"next": {"$ref": "#/$defs/n"}}}
+    loop_schema = {
+        "type": "object",
+        "$defs": {"n": node},
+        "properties": {"head": {"$ref": "#/$defs/n"}},
+    }
+    big(yard, "wide", wide_schema)
+    big(yard, "loop", loop_schema)
     started = time.perf_counter()
     wide = admin.get("/console/plugins/wide/run/configure")
     loop = admin.get("/console/plugins/loop/run/configure")
