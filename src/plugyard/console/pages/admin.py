@@ -8,7 +8,6 @@ viewers whose key holds the ``admin`` role.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter
@@ -164,4 +163,4 @@ async def pin_approve(plugin_id: str, tool: str, request: Request) -> Response:
     who = admin_viewer(request)
     await posted(request, who)
     console_of(request).yard.approve_mcp_tool(plugin_id, tool, by=who.subject)
-    return redirect(f"/console/admin/mcp?approved={json.dumps([plugin_id, tool])}")
+    return redirect("/console/admin/mcp?approved=1")

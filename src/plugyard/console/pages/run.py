@@ -80,7 +80,7 @@ async def run(plugin_id: str, operation: str, request: Request) -> Response:
     streaming = "text/event-stream" in request.headers.get("accept", "")
     if not submission.ok:
         if streaming:
-            return _events_of_errors(request, who, plugin, op, form, submission)
+            return _events_of_errors(request, submission)
         return _page(request, who, plugin, op, form, submission=submission, status=422)
     call = _call(who, plugin.id, op.id, submission)
     executor = console_of(request).yard.executor
@@ -137,8 +137,8 @@ def _stream(request: Request, who: Viewer, call: CallRequest) -> StreamingRespon
     return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
 
 
-def _events_of_errors(request: Request, who: Viewer, plugin: RegisteredPlugin, op: Operation,
-                      form: Form, submission: Submission) -> StreamingResponse:  # fmt: skip
+def _events_of_errors(request: Request, submission: Submission) -> StreamingResponse:
+    """A streamed post whose values are of the wrong type: one ``invalid`` event."""
     html = _fragment(request, "_form_errors.html", errors=submission.errors)
 
     async def events() -> AsyncIterator[bytes]:
