@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the official MCP clients the tests drive (docs/mcp.md): the TypeScript SDK and
-# the Inspector CLI, exactly as tests/clients/node/package-lock.json pins them, once per
-# change of that lock file. Run by test.sh only: serving plugyard never needs Node. Without
+# the Inspector CLI — and axe-core, the accessibility checker of the console's browser
+# tests (docs/console.md) — exactly as tests/clients/node/package-lock.json pins them, once
+# per change of that lock file. Run by test.sh only: serving plugyard never needs Node. Without
 # npm their tests are skipped, except on CI (CI=true), where that is an error here.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -25,5 +25,12 @@ fi
 export PATH="$venv/bin:$PATH"
 # The sandbox of untrusted plugins (docs/subprocess.md); quiet, and harmless without apt.
 command -v bwrap >/dev/null || apt-get install -y -qq bubblewrap >/dev/null 2>&1 || true
-# OCR for the knowledge base (docs/shu.md): Debian's Tesseract, quietly, as above.
-command -v tesseract >/dev/null || apt-get install -y -qq tesseract-ocr >/dev/null 2>&1 || true
+# The browser the console's tests drive (docs/console.md) and OCR for the knowledge base
+# (docs/shu.md), from Debian's packages: Playwright never downloads a browser. Quiet, and
+# harmless without apt (those tests then skip, except under CI); the package lists are
+# refreshed only when the first try fails.
+for pkg in chromium:chromium tesseract:tesseract-ocr; do
+  command -v "${pkg%%:*}" >/dev/null || apt-get install -y -qq "${pkg#*:}" >/dev/null 2>&1 \
+    || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq "${pkg#*:}" >/dev/null 2>&1; } \
+    || true
+done

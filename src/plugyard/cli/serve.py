@@ -62,6 +62,9 @@ def serve_command(
             f"  {key}\n"
             "  send it as 'X-API-Key: <key>'; make more with 'plugyard keys create'"
         )
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    shown = f"[{shown}]" if ":" in shown else shown
+    click.echo(f"plugyard: web console at http://{shown}:{port}/ (log in with an API key)")
     uvicorn.run(
         "plugyard.server:create_app",
         factory=True,

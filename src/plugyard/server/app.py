@@ -17,7 +17,7 @@ from typing import Any
 from fastapi import FastAPI
 from starlette.types import ASGIApp
 
-from plugyard import __version__
+from plugyard import __version__, console
 from plugyard.server import errors, methods, openapi
 from plugyard.server.auth import Authenticator
 from plugyard.server.background import FeedLoop, at_start, keep_in_step
@@ -121,6 +121,9 @@ def create_app(
         version=__version__,
         summary="A plugin host for LLM applications: list, find, register and call plugins.",
         lifespan=lifespan,
+        # Served by the console with local assets (console/assets.py), not from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.yard = the_yard
     app.state.auth = Authenticator(the_yard.keys, ttl_s=server.key_cache_s)
@@ -130,10 +133,18 @@ def create_app(
                probes, accounts, openai_compat)  # fmt: skip
     for module in modules:
         app.include_router(module.router)
+    console.install(app, the_yard)
+    pages = console.routers()
+    for router in pages:
+        app.include_router(router)
     app.router.routes.extend(mcp_endpoints)
     # The routes as declared: what an included router becomes inside FastAPI varies by version.
     app.resources = Resources(
-        [*app.router.routes, *(route for m in modules for route in m.router.routes)]
+        [
+            *app.router.routes,
+            *(route for m in modules for route in m.router.routes),
+            *(route for r in pages for route in r.routes),
+        ]
     )
     methods.install(app, app.resources)
     return app

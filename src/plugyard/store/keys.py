@@ -144,6 +144,20 @@ class SqlKeyRepository:
             return None
         return Principal(row.subject, tuple(row.roles or ()), key_id)
 
+    def principal_of(self, key_id: str) -> Principal | None:
+        """The principal of an unrevoked key, by its public id: for a web session that
+        was opened with the key and keeps only its id (the key itself is never kept)."""
+        query = (
+            select(api_keys.c.revoked_at, api_keys.c.subject, api_subjects.c.roles)
+            .join(api_subjects, api_subjects.c.id == api_keys.c.subject)
+            .where(api_keys.c.id == key_id)
+        )
+        with self._store.reading() as conn:
+            row = conn.execute(query).first()
+        if row is None or row.revoked_at is not None:
+            return None
+        return Principal(row.subject, tuple(row.roles or ()), key_id)
+
     def list(self) -> tuple[KeyInfo, ...]:
         query = (
             select(api_keys, api_subjects.c.roles)

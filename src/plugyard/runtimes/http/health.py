@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from plugyard.manifest.model import HttpRuntime, PluginDescriptor
@@ -29,6 +30,8 @@ from plugyard.runtimes.outbound.guard import OutboundError
 #: The start of every unavailability reason the checker writes.
 REASON_PREFIX = "health check: "
 State = Literal["healthy", "unhealthy"]
+#: How many of a plugin's latest checks are kept (memory only: a restart forgets them).
+HISTORY = 50
 
 
 class PluginView(Protocol):
@@ -92,6 +95,8 @@ class Health:
     last_ok: bool | None = None
     last_error: str | None = None
     last_checked_at: float | None = None
+    #: The latest checks, newest last: ``{"at", "ok", "error"}`` (the console shows them).
+    history: deque[dict[str, object]] = field(default_factory=lambda: deque(maxlen=HISTORY))
 
     @property
     def state(self) -> State:
@@ -168,6 +173,7 @@ class HealthChecker:
         health.last_ok = error is None
         health.last_error = error
         health.last_checked_at = self._clock()
+        health.history.append({"at": health.last_checked_at, "ok": error is None, "error": error})
         if not health.switch.observe(error is None):
             return False
         return await self._apply(plugin, health)

@@ -1,0 +1,1 @@
+"""Forms generated from an operation's parameter schema, and their submissions."""
