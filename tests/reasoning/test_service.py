@@ -9,8 +9,11 @@ from dataclasses import replace
 import pytest
 
 from plugyard.errors import ReasoningError
+from plugyard.reasoning.context import Caller
 
 from .lab import Lab, basic
+
+ANA = Caller("ana")
 
 
 def test_a_huge_source_is_a_recorded_failure_and_nothing_runs() -> None:
@@ -79,11 +82,11 @@ def test_an_unknown_session_is_refused() -> None:
 def test_records_are_listed_newest_first_by_subject_and_session() -> None:
     lab = basic(Lab())
     service = lab.service
-    first = lab.reason(subject="ana")
-    second = lab.reason(subject="bob")
+    first = lab.reason(caller=ANA)
+    second = lab.reason(caller=Caller("bob"))
     assert [r.request_id for r in service.records()] == [second.request_id, first.request_id]
-    assert [r.request_id for r in service.records(subject="ana")] == [first.request_id]
-    assert service.record(first.request_id, "ana").request_id == first.request_id
+    assert [r.request_id for r in service.records(caller=ANA)] == [first.request_id]
+    assert service.record(first.request_id, ANA).request_id == first.request_id
     with pytest.raises(ReasoningError) as caught:
-        service.record(first.request_id, "bob")
+        service.record(first.request_id, Caller("bob"))
     assert caught.value.code == "outcome_not_found"

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from plugyard.errors import ReasoningError
+from plugyard.reasoning.context import Caller
 from plugyard.reasoning.session import (
     MAX_TURNS,
     MemorySessionStore,
@@ -85,11 +86,11 @@ def test_the_next_turn_sees_the_conversation() -> None:
 def test_a_session_belongs_to_its_subject() -> None:
     lab = basic(Lab())
     service = lab.service
-    mine = asyncio.run(service.create_session(subject="ana"))
+    mine = asyncio.run(service.create_session(caller=Caller("ana")))
     with pytest.raises(ReasoningError) as caught:
-        asyncio.run(service.reason("x?", session=mine.id, subject="bob"))
+        asyncio.run(service.reason("x?", session=mine.id, caller=Caller("bob")))
     assert caught.value.code == "session_not_found"
-    assert service.session(mine.id, "ana").id == mine.id
+    assert service.session(mine.id, Caller("ana")).id == mine.id
     assert service.session(mine.id).id == mine.id  # the application itself may use any
 
 

@@ -1,20 +1,15 @@
-"""The reasoning service: sessions, sources, requests and their records, for the yard,
-the CLI and the REST API alike.
+"""The reasoning service: requests and their records (and, from :class:`SessionDesk`,
+sessions and sources), for the yard, the CLI and the REST API alike.
 
 A request's arguments are checked first (``invalid_request`` raises). From then on every
-outcome is recorded: a source or prompt over the limits, a bad pin, a plugin failing,
-a validator rejecting everything — each ends in a DS027 record with ``finalStatus:
-failure`` and the code, and the session is written only when a request succeeds.
-Sessions belong to the subject that created them; ``subject=None`` is the embedding
-application itself, which may use any.
+outcome is recorded: a source or prompt over the limits, a bad pin, plugins failing, a
+validator rejecting everything — each ends in a DS027 record with ``finalStatus:
+failure`` and its code, and the session is written only when a request succeeds.
 """
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -24,19 +19,20 @@ from plugyard.execution.executor import Executor, new_request_id
 from plugyard.reasoning import hooks
 from plugyard.reasoning import session as changes
 from plugyard.reasoning.bridge import Budget, ModelSource
-from plugyard.reasoning.catalog import Catalog, by_stage, ordered
-from plugyard.reasoning.context import Embed, RuntimeContext
+from plugyard.reasoning.catalog import Catalog
+from plugyard.reasoning.context import Caller, Embed, RuntimeContext
+from plugyard.reasoning.desk import SessionDesk, preferences_of
 from plugyard.reasoning.helpers import HELPERS
 from plugyard.reasoning.limits import Limits
 from plugyard.reasoning.loop import CORE_PLANNER, Ending, Request, chain
 from plugyard.reasoning.record import OutcomeRecord, OutcomeStore
 from plugyard.reasoning.result import Reasoned
-from plugyard.reasoning.session import Session, SessionStore, Source, Turn, new_session_id
+from plugyard.reasoning.session import Session, SessionStore, Turn
 from plugyard.reasoning.stages import StageRunner
 from plugyard.reasoning.trace import OnEvent, Recorder
-from plugyard.reasoning.units import units_of
 from plugyard.runtimes.base import ErrorInfo
 
+#: ``{name: text}``, or ``(name, text)`` pairs, or texts (named ``source-1`` …).
 Sources = Mapping[str, str] | Sequence[tuple[str, str] | str]
 
 
@@ -52,7 +48,7 @@ class _Args(BaseModel):
     sources: list[tuple[str, str]] = Field(default_factory=list)
 
 
-class ReasoningService:
+class ReasoningService(SessionDesk):
     def __init__(
         self,
         executor: Executor,
@@ -63,6 +59,7 @@ class ReasoningService:
         model: ModelSource | None = None,
         embed: Embed | None = None,
         limits: Limits | None = None,
+        application_roles: Sequence[str] = (),
     ) -> None:
         self.executor = executor
         self.catalog = catalog
@@ -71,9 +68,9 @@ class ReasoningService:
         self.model = model
         self.embed = embed
         self.limits = limits or Limits()
+        #: Who calls when no caller is named: the embedding application itself.
+        self.application = Caller(None, tuple(application_roles))
         self._loaded: set[str] = set()  # sessions whose KB the plugins hold in this process
-
-    # ------------------------------------------------------------------------ requests
 
     async def reason(
         self,
@@ -83,189 +80,45 @@ class ReasoningService:
         sources: Sources = (),
         pins: Mapping[str, str] | None = None,
         budget: int | None = None,
-        subject: str | None = None,
-        roles: Sequence[str] = (),
+        caller: Caller | None = None,
         on_event: OnEvent | None = None,
     ) -> Reasoned:
         """Run one request through the loop and record it (docs/reasoning.md)."""
+        who = caller or self.application
         args = _read(prompt, session, sources, pins, budget)
         request = Request(
             new_request_id(),
             args.prompt,
-            _preferences(args.pins),
+            preferences_of(args.pins),
             tuple(args.sources),
             self.limits.default_llm_budget if args.budget is None else args.budget,
         )
-        held = self.session(args.session, subject) if args.session else None
-        current = held or Session(id=f"turn-{request.request_id}", subject=subject)
+        held = self.session(args.session, who) if args.session else None
+        current = held or Session(id=f"turn-{request.request_id}", subject=who.subject)
         recorder = Recorder(on_event)
-        run = self._runner(request.request_id, current, subject, roles, request.budget, recorder)
+        run = self._runner(request.request_id, current, who, request.budget, recorder)
         if held is not None:
-            await self._load(run, held)
+            await self.load(run, held)
         too_big = self._oversized(request)
-        ending = (
-            Ending(error=too_big) if too_big else await chain(run, request, current, self.limits)
-        )
-        record = self.outcomes.save(_record(request, held, subject, ending, recorder))
+        if too_big is not None:
+            ending = Ending(error=too_big)
+        else:
+            ending = await chain(run, request, current, self.limits)
+        record = self.outcomes.save(_record(request, held, who.subject, ending, recorder))
         await self._tell_planners(run, ending.planned, record)
         if held is not None and record.final_status == "success":
             await self._commit(run, held, request, ending)
-        solved = ending.attempted.solved if ending.attempted else None
-        status = (
-            "failure"
-            if record.final_status == "failure"
-            else (record.final_answer_status or "answered")
-        )
-        answered = status == "answered" and solved is not None
-        return Reasoned(
-            request.request_id,
-            status,
-            record,
-            solved.answer if answered and solved else None,
-            solved.document if answered and solved else None,
-            solved.citations if answered and solved else (),
-            tuple(recorder.trace),
-            held.id if held else None,
-            run.budget.used,
-        )
-
-    # ------------------------------------------------------------------------ sessions
-
-    async def create_session(
-        self,
-        *,
-        subject: str | None = None,
-        kb_id: str | None = None,
-        kb_name: str | None = None,
-        preferences: Mapping[str, str] | None = None,
-    ) -> Session:
-        """A new session; every KB plugin is told (``session-created``)."""
-        chosen = _preferences(preferences)
-        created = self.sessions.create(Session(new_session_id(), subject, kb_id, kb_name, chosen))
-        run = self._runner(new_request_id(), created, subject, (), 0, Recorder())
-        await hooks.session_event(run, "session-created", created, reason="created")
-        self._loaded.add(created.id)
-        return created
-
-    def session(self, session_id: str, subject: str | None = None) -> Session:
-        """The session, if ``subject`` may use it (``session_not_found`` otherwise)."""
-        found = self.sessions.get(session_id)
-        if found is None or (subject is not None and found.subject != subject):
-            raise ReasoningError(f"no session {session_id!r}", code="session_not_found")
-        return found
-
-    def list_sessions(self, subject: str | None = None, limit: int = 50) -> tuple[Session, ...]:
-        return self.sessions.sessions(subject, limit)
-
-    async def prefer(
-        self, session_id: str, preferences: Mapping[str, str], subject: str | None = None
-    ) -> Session:
-        """Set the session's preferred plugin per stage (a strong prior, not a filter)."""
-        self.session(session_id, subject)
-        chosen = _preferences(preferences)
-        return self._changed(session_id, lambda s: changes.preferring(s, chosen))
-
-    async def stage_units(
-        self, session_id: str, units: Sequence[Mapping[str, Any]], subject: str | None = None
-    ) -> Session:
-        """Stage units for the session's next turn (``session-kus-added``, current-turn)."""
-        self.session(session_id, subject)
-        found = units_of(list(units))
-        if not found:
-            raise ReasoningError("no unit has text", code="invalid_request")
-        updated = self._changed(session_id, lambda s: changes.staged(s, found))
-        run = self._runner(new_request_id(), updated, subject, (), 0, Recorder())
-        await hooks.session_event(
-            run, "session-kus-added", updated, units=found, scope="current-turn", reason="staged"
-        )
-        return updated
-
-    async def mount(
-        self, session_id: str, kb_id: str, kb_name: str | None = None, subject: str | None = None
-    ) -> Session:
-        """Mount a KB on the session (``kb-loaded``)."""
-        before = self.session(session_id, subject)
-        after = self._changed(session_id, lambda s: changes.mounted(s, kb_id, kb_name))
-        run = self._runner(new_request_id(), after, subject, (), 0, Recorder())
-        await hooks.session_event(
-            run,
-            "kb-loaded",
-            after,
-            previous=before,
-            requested_kb_id=kb_id,
-            units=after.committed,
-            scope="committed-session",
-            reason="mounted",
-        )
-        return after
-
-    async def save_kb(
-        self, session_id: str, kb_name: str | None = None, subject: str | None = None
-    ) -> Session:
-        """Save the session's units as its KB (``kb-saved``, with a snapshot's counts)."""
-        before = self.session(session_id, subject)
-        kb_id = before.kb_id or "kb_" + secrets.token_hex(8)
-        name = kb_name or before.kb_name or kb_id
-        after = self._changed(session_id, lambda s: changes.mounted(s, kb_id, name))
-        snapshot = {"units": len(after.committed), "sources": len(self.sessions.sources(after.id))}
-        run = self._runner(new_request_id(), after, subject, (), 0, Recorder())
-        await hooks.session_event(
-            run, "kb-saved", after, previous=before, snapshot=snapshot, reason="saved"
-        )
-        return after
-
-    async def fork(self, session_id: str, subject: str | None = None) -> Session:
-        """A new session with this one's KB and committed units (``kb-forked``)."""
-        source = self.session(session_id, subject)
-        forked = self.sessions.create(
-            replace(source, id=new_session_id(), staged=(), conversation=(), subject=source.subject)
-        )
-        run = self._runner(new_request_id(), forked, subject, (), 0, Recorder())
-        await hooks.session_event(
-            run,
-            "kb-forked",
-            forked,
-            previous=source,
-            units=forked.committed,
-            scope="committed-session",
-            reason=f"forked from {source.id}",
-        )
-        self._loaded.add(forked.id)
-        return forked
-
-    async def add_source(
-        self, session_id: str, name: str, text: str, subject: str | None = None
-    ) -> Source:
-        """Upload a source document: normalised, offered to every KB plugin, kept."""
-        held = self.session(session_id, subject)
-        size = len(text.encode("utf-8", "surrogatepass"))
-        if size > self.limits.max_source_bytes:
-            raise ReasoningError(
-                f"the source is {size} bytes, over the {self.limits.max_source_bytes} allowed",
-                code="request_too_large",
-            )
-        source_id = "src_" + secrets.token_hex(10)
-        run = self._runner(
-            new_request_id(), held, subject, (), self.limits.default_llm_budget, Recorder()
-        )
-        await self._load(run, held)
-        detectors = ordered(self.catalog, "seed-detector", {}, held.preferences)
-        units = await hooks.source_text(run, detectors, name, text, source_id)
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-        return self.sessions.add_source(Source(source_id, held.id, name, digest, size, units))
-
-    def sources(self, session_id: str, subject: str | None = None) -> tuple[Source, ...]:
-        self.session(session_id, subject)
-        return self.sessions.sources(session_id)
-
-    # ------------------------------------------------------------------------- records
+        return _reasoned(request, record, ending, recorder, held, run.budget.used)
 
     def records(
-        self, *, subject: str | None = None, session_id: str | None = None, limit: int = 50
+        self, *, caller: Caller | None = None, session_id: str | None = None, limit: int = 50
     ) -> tuple[OutcomeRecord, ...]:
+        """The newest records of the caller (all of them for the application)."""
+        subject = (caller or self.application).subject
         return self.outcomes.records(subject=subject, session_id=session_id, limit=limit)
 
-    def record(self, request_id: str, subject: str | None = None) -> OutcomeRecord:
+    def record(self, request_id: str, caller: Caller | None = None) -> OutcomeRecord:
+        subject = (caller or self.application).subject
         found = self.outcomes.get(request_id)
         if found is None or (subject is not None and found.subject != subject):
             raise ReasoningError(f"no record {request_id!r}", code="outcome_not_found")
@@ -274,16 +127,17 @@ class ReasoningService:
     # ------------------------------------------------------------------------ internals
 
     def _runner(
-        self,
-        request_id: str,
-        session: Session,
-        subject: str | None,
-        roles: Sequence[str],
-        budget: int,
-        recorder: Recorder,
+        self, request_id: str, session: Session, caller: Caller, budget: int, recorder: Recorder
     ) -> StageRunner:
         context = RuntimeContext(
-            request_id, subject, tuple(roles), session, self.model, self.embed, HELPERS, budget
+            request_id,
+            caller.subject,
+            caller.roles,
+            session,
+            self.model,
+            self.embed,
+            HELPERS,
+            budget,
         )
         return StageRunner(
             self.executor,
@@ -292,23 +146,6 @@ class ReasoningService:
             Budget(budget),
             recorder,
             timeout_ms=self.limits.call_timeout_ms,
-        )
-
-    async def _load(self, run: StageRunner, session: Session) -> None:
-        """The first use of a session in this process hands its KB to the plugins again
-        (``kb-loaded``): their private indices do not outlive a restart, the store does."""
-        if session.id in self._loaded:
-            return
-        self._loaded.add(session.id)
-        units = [u for s in self.sessions.sources(session.id) for u in s.units]
-        await hooks.session_event(
-            run,
-            "kb-loaded",
-            session,
-            requested_kb_id=session.kb_id,
-            units=[*session.committed, *units],
-            scope="committed-session",
-            reason="session-resumed",
         )
 
     async def _tell_planners(
@@ -326,12 +163,8 @@ class ReasoningService:
         self, run: StageRunner, held: Session, request: Request, ending: Ending
     ) -> None:
         solved = ending.attempted.solved if ending.attempted else None
-        turn = Turn(
-            request.request_id,
-            request.prompt[:2_000],
-            solved.answer if solved else None,
-            ending.final_status,
-        )
+        answer = solved.answer if solved is not None and ending.attempted else None
+        turn = Turn(request.request_id, request.prompt[:2_000], answer, ending.final_status)
         units = ending.units
         updated = self._changed(held.id, lambda s: changes.committed(s, units, turn))
         if units:
@@ -343,12 +176,6 @@ class ReasoningService:
                 scope="committed-session",
                 reason="turn-committed",
             )
-
-    def _changed(self, session_id: str, change: changes.Change) -> Session:
-        updated = self.sessions.update(session_id, change)
-        if updated is None:
-            raise ReasoningError(f"no session {session_id!r}", code="session_not_found")
-        return updated
 
     def _oversized(self, request: Request) -> ErrorInfo | None:
         limits = self.limits
@@ -394,16 +221,6 @@ def _sources(sources: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _preferences(preferences: Mapping[str, str] | None) -> dict[str, str]:
-    try:
-        chosen = by_stage(dict(preferences or {}))
-    except ValueError as exc:
-        raise ReasoningError(str(exc), code="invalid_request") from None
-    if not all(isinstance(v, str) and v for v in chosen.values()):
-        raise ReasoningError("a preference names a plugin id", code="invalid_request")
-    return chosen
-
-
 def _record(
     request: Request,
     held: Session | None,
@@ -411,20 +228,42 @@ def _record(
     ending: Ending,
     recorder: Recorder,
 ) -> OutcomeRecord:
-    final = ending.final_status
-    answer = ending.attempted.kind if ending.attempted else None
+    success = ending.final_status == "success"
+    answered = ending.attempted is not None and ending.attempted.kind == "answered"
     return OutcomeRecord(
         request_id=request.request_id,
         planner_plugin_id=ending.planner,
-        final_status="success" if final == "success" else "failure",
+        final_status="success" if success else "failure",
         session_id=held.id if held else None,
         planner_attempts=tuple(recorder.planner_attempts),
         stages=tuple(recorder.stages),
-        final_answer_status=None
-        if final != "success"
-        else ("answered" if answer == "answered" else "no-context"),
+        final_answer_status=("answered" if answered else "no-context") if success else None,
         frame_depth=recorder.frame_depth,
         frame_purpose=recorder.frame_purpose,
-        error=ending.error if final != "success" else None,
+        error=None if success else ending.error,
         subject=subject,
+    )
+
+
+def _reasoned(
+    request: Request,
+    record: OutcomeRecord,
+    ending: Ending,
+    recorder: Recorder,
+    held: Session | None,
+    used: int,
+) -> Reasoned:
+    status = record.final_answer_status or "failure"
+    solved = ending.attempted.solved if ending.attempted else None
+    shown = solved if status == "answered" else None
+    return Reasoned(
+        request.request_id,
+        status,
+        record,
+        shown.answer if shown else None,
+        shown.document if shown else None,
+        shown.citations if shown else (),
+        tuple(recorder.trace),
+        held.id if held else None,
+        used,
     )

@@ -14,6 +14,8 @@ from typing import Any
 #: A unit longer than this is cut: one unit is a paragraph-sized idea, not a document.
 MAX_UNIT_CHARS = 8_000
 _OWN = frozenset({"title", "sourceLink", "text"})
+#: Where a unit's text may be: DS003's ``text``, or an SOP KU's ``claim`` or ``procedure``.
+_TEXT_KEYS = ("text", "claim", "procedure")
 #: Phase scopes (DS027 "PhaseScopes") that make a unit guidance for a phase rather than
 #: evidence for the goal solver.
 GUIDANCE_SCOPES = {
@@ -54,15 +56,18 @@ class Unit:
             return data
         if not isinstance(data, Mapping):
             return None
-        text = data.get("text") or data.get("claim") or data.get("procedure")
-        if not isinstance(text, str) or not text.strip():
+        key = next(
+            (k for k in _TEXT_KEYS if isinstance(data.get(k), str) and data[k].strip()), None
+        )
+        if key is None:
             return None
+        text = str(data[key])
         title = data.get("title") or data.get("topic") or ""
         link = data.get("sourceLink") or data.get("sourceId") or ""
         meta = {
             str(k): v
             for k, v in data.items()
-            if k not in _OWN and isinstance(k, str) and _plain(v) and k != "score"
+            if k not in _OWN and k != key and isinstance(k, str) and _plain(v) and k != "score"
         }
         return cls(
             text.strip()[:MAX_UNIT_CHARS],
