@@ -68,7 +68,8 @@ async def chain(run: StageRunner, request: Request, session: Session, limits: Li
     detectors = ordered(catalog, "seed-detector", request.pins, preferences)
     offered: list[Unit] = []
     for index, (name, text) in enumerate(request.sources):
-        source_id = f"{request.request_id}:source-{index}"
+        # The source's own name is what a citation shows; the index keeps two apart.
+        source_id = name if [n for n, _ in request.sources].count(name) == 1 else f"{name}#{index}"
         offered.extend(await hooks.source_text(run, detectors, name, text, source_id))
     # Seeds are detected before any plan exists: their stage entries name the planner in
     # charge of the request, the first one the loop will ask.
