@@ -4,11 +4,16 @@ records, bounded and explained exploration, state kept in the host's storage."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import random
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
 from bundled_plugins import plugin_target
 
+from plugyard.builtins import BUILTINS_DIR
 from plugyard.runtimes.base import CallContext, Outcome
 from plugyard.runtimes.python import InProcessRuntime
 from plugyard.yard import Settings, Yard
@@ -133,15 +138,39 @@ def test_it_learns_which_order_succeeds_per_act_and_topic() -> None:
 
 def test_exploration_is_bounded_and_said() -> None:
     planner = Planner(Storage())
+    coin = random.Random(3)
+    even = {key: [{**c, "plannerHints": hints(0.6)} for c in found]
+            for key, found in CANDIDATES.items()}  # fmt: skip
     firsts = []
-    for _ in range(100):  # two equally good plugins per stage: samples often disagree
-        plan = planner.plan()
+    for _ in range(300):  # plugins alike, succeeding half the time: samples often disagree
+        plan = planner.plan(candidates=even)
         firsts.append(plan["notes"][0])
-        planner.record(plan, kb_ok={"kb-a", "kb-b"}, gs_ok={"gs-a", "gs-b"})
+        won = coin.random() < 0.5
+        planner.record(plan, kb_ok={"kb-a", "kb-b"} if won else set(), gs_ok={"gs-a", "gs-b"})
     explored = [n for n in firsts if n.startswith("explore:")]
-    assert 0 < len(explored) <= 4 + 0.05 * 100
-    assert all("Thompson sample" in n and "at most 4 + 5%" in n for n in explored)
-    assert any(n.endswith("(exploration share used up)") for n in firsts)
+    assert 0 < len(explored) <= 20 + 0.1 * 300
+    assert all("Thompson sample" in n and "at most 20 + 10%" in n for n in explored)
+
+
+def test_a_kind_whose_exploration_is_used_up_exploits_and_says_why() -> None:
+    name = "plan_learning_bandit_under_test"
+    spec = importlib.util.spec_from_file_location(
+        name, BUILTINS_DIR / "plan" / "plan-learning" / "bandit.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bandit = importlib.util.module_from_spec(spec)
+    sys.modules[name] = bandit  # its dataclass looks its module up
+    spec.loader.exec_module(bandit)
+    even = {"kb": [{"id": "kb-a", "plannerHints": hints(0.6)},
+                   {"id": "kb-b", "plannerHints": hints(0.6)}], "goalSolver": []}  # fmt: skip
+    rng = random.Random(1)
+    spent = bandit.Kind(requests=100, explored=20 + 10)
+    fresh = bandit.Kind(requests=100, explored=0)
+    spent_notes = {bandit.choose(spent, even, "explain", "x", rng)[2][0] for _ in range(50)}
+    fresh_plans = [bandit.choose(fresh, even, "explain", "x", rng)[1] for _ in range(50)]
+    assert any(n.endswith("(exploration share used up)") for n in spent_notes)
+    assert not any(n.startswith("explore:") for n in spent_notes)
+    assert any(fresh_plans)  # the same samples explore while the share lasts
 
 
 def test_a_rejected_answer_counts_against_its_solver() -> None:
@@ -211,4 +240,5 @@ def test_a_governed_yard_keeps_the_planners_state_in_its_store(tmp_path: Path) -
         )
     notes = next(e.data["notes"] for e in answer.trace if e.kind == "plan")
     learnt = next(n for n in notes if n.startswith("kb: learnt"))
-    assert "(3 seen)" in learnt, notes
+    seen = sum(int(n) for n in re.findall(r"\((\d+) seen\)", learnt))
+    assert seen >= 3, notes  # each of the three earlier requests taught at least one KB

@@ -8,10 +8,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-PRIOR_WEIGHT = 2.0
+PRIOR_WEIGHT = 4.0
 UNMATCHED = 0.6
-EXPLORE_FREE = 4
-EXPLORE_SHARE = 0.05
+EXPLORE_FREE = 20
+EXPLORE_SHARE = 0.1
 STAGES = (("kb", "kb"), ("goal-solver", "goalSolver"))
 
 
@@ -61,43 +61,57 @@ def posterior(
 
 
 def choose(
-    kind: Kind,
-    candidates: dict[str, list[dict[str, Any]]],
-    act: str,
-    topic: str,
+    kind: Kind, candidates: dict[str, list[dict[str, Any]]], act: str, topic: str,
     rng: random.Random,
-) -> tuple[dict[str, list[str]], bool, list[str]]:
+) -> tuple[dict[str, list[str]], bool, list[str]]:  # fmt: skip
     """The orders per stage, whether they explore, and the notes that say why."""
     greedy: dict[str, list[str]] = {}
     sampled: dict[str, list[str]] = {}
+    rows: dict[str, dict[str, tuple[float, float, float]]] = {}  # stage → id → (a, b, cost)
     notes: list[str] = []
-    means: dict[str, dict[str, float]] = {}
     for stage, key in STAGES:
-        rows = []
+        ranked = []
         for candidate in candidates.get(key) or []:
             a, b = posterior(kind, stage, candidate, act, topic)
             cost = _cost(candidate)
-            rows.append((candidate["id"], a / (a + b) - cost, rng.betavariate(a, b) - cost, a + b))
-        means[stage] = {plugin: mean for plugin, mean, _, _ in rows}
-        greedy[stage] = [r[0] for r in sorted(rows, key=lambda r: (-r[1], r[0]))]
-        sampled[stage] = [r[0] for r in sorted(rows, key=lambda r: (-r[2], r[0]))]
-        seen = ", ".join(f"{p} {m:.2f} ({n - PRIOR_WEIGHT:.0f} seen)" for p, m, _, n in rows)
-        notes.append(f"{stage}: learnt {seen or 'no candidate'}")
-    differs = any(sampled[s][:1] != greedy[s][:1] for s, _ in STAGES)
-    where = f"{act}/{topic}"
-    if differs and kind.may_explore():
-        first = next(s for s, _ in STAGES if sampled[s][:1] != greedy[s][:1])
-        notes.insert(
-            0,
-            f"explore: {sampled[first][0]} first at {first} instead of "
-            f"{greedy[first][0]} (a Thompson sample ranked it higher); "
-            f"{kind.explored + 1} of {kind.requests + 1} {where} requests explored, "
-            f"at most {EXPLORE_FREE} + {EXPLORE_SHARE:.0%}",
+            rows.setdefault(stage, {})[candidate["id"]] = (a, b, cost)
+            ranked.append((candidate["id"], a / (a + b) - cost, rng.betavariate(a, b) - cost))
+        greedy[stage] = [r[0] for r in sorted(ranked, key=lambda r: (-r[1], r[0]))]
+        sampled[stage] = [r[0] for r in sorted(ranked, key=lambda r: (-r[2], r[0]))]
+        seen = ", ".join(
+            f"{p} {m:.2f} ({sum(rows[stage][p][:2]) - PRIOR_WEIGHT:.0f} seen)" for p, m, _ in ranked
         )
-        return sampled, True, notes
-    why = "exploration share used up" if differs else "the samples agree"
-    notes.insert(0, f"exploit: best learnt order for {where} ({why})")
-    return greedy, False, notes
+        notes.append(f"{stage}: learnt {seen or 'no candidate'}")
+    where = f"{act}/{topic}"
+    differing = [s for s, _ in STAGES if sampled[s][:1] != greedy[s][:1]]
+    if not differing:
+        notes.insert(0, f"exploit: best learnt order for {where} (the samples agree)")
+        return greedy, False, notes
+    stage = differing[0]
+    alt, lead = sampled[stage][0], greedy[stage][0]
+    if not kind.may_explore():
+        notes.insert(0, f"exploit: best learnt order for {where} (exploration share used up)")
+        return greedy, False, notes
+    chance = _beats(rows[stage][alt], rows[stage][lead])
+    notes.insert(0, f"explore: {alt} first at {stage} instead of {lead} (a Thompson sample "
+                    f"ranked it higher; a {chance:.0%} chance it is better); "
+                    f"{kind.explored + 1} of {kind.requests + 1} {where} requests explored, "
+                    f"at most {EXPLORE_FREE} + {EXPLORE_SHARE:.0%}")  # fmt: skip
+    return sampled, True, notes
+
+
+def _beats(alt: tuple[float, float, float], lead: tuple[float, float, float]) -> float:
+    """The chance that ``alt`` is truly better than ``lead`` (cost included): a normal
+    approximation of the difference of their Beta posteriors."""
+
+    def moments(arm: tuple[float, float, float]) -> tuple[float, float]:
+        a, b, cost = arm
+        n = a + b
+        return a / n - cost, a * b / (n * n * (n + 1))
+
+    (mean_alt, var_alt), (mean_lead, var_lead) = moments(alt), moments(lead)
+    spread = math.sqrt(var_alt + var_lead) or 1e-9
+    return 0.5 * (1 + math.erf((mean_alt - mean_lead) / spread / math.sqrt(2)))
 
 
 def learn(kind: Kind, stages: list[dict[str, Any]], me: str) -> None:
