@@ -29,6 +29,18 @@ from plugyard.store.keys import Principal
 
 router = APIRouter(tags=["reasoning"])
 Key = Annotated[Principal, Depends(caller)]
+
+
+async def _held(session_id: str, request: Request, principal: Key) -> str:
+    """A request without a body names a session that must exist first: an unknown one
+    (or another subject's) is ``session_not_found`` rather than a missing body. A body
+    is judged before the session is looked up (by the route itself), as on every route."""
+    if not await request.body():
+        service(request).session(session_id, who(principal))
+    return session_id
+
+
+Held = Annotated[str, Depends(_held)]
 _CHANGE = errors_doc(*KEYED, *JSON_BODY, "session_not_found")
 
 
@@ -81,7 +93,7 @@ async def get_session(session_id: str, request: Request, principal: Key) -> Resp
     responses=_CHANGE,
 )
 async def prefer(
-    session_id: str, request: Request, body: PreferencesBody, principal: Key
+    session_id: Held, request: Request, body: PreferencesBody, principal: Key
 ) -> Response:
     changed = await service(request).prefer(
         session_id, {str(k): v for k, v in body.preferences.items()}, who(principal)
@@ -96,7 +108,7 @@ async def prefer(
     responses=_CHANGE,
 )
 async def stage_units(
-    session_id: str, request: Request, body: UnitsBody, principal: Key
+    session_id: Held, request: Request, body: UnitsBody, principal: Key
 ) -> Response:
     units = [u.model_dump() for u in body.units]
     changed = await service(request).stage_units(session_id, units, who(principal))
@@ -109,7 +121,7 @@ async def stage_units(
     response_model=SessionOut,
     responses=_CHANGE,
 )
-async def mount(session_id: str, request: Request, body: MountBody, principal: Key) -> Response:
+async def mount(session_id: Held, request: Request, body: MountBody, principal: Key) -> Response:
     changed = await service(request).mount(session_id, body.kbId, body.kbName, who(principal))
     return json_response(changed.to_dict(units=False))
 
@@ -120,7 +132,7 @@ async def mount(session_id: str, request: Request, body: MountBody, principal: K
     response_model=SessionOut,
     responses=_CHANGE,
 )
-async def save_kb(session_id: str, request: Request, body: SaveBody, principal: Key) -> Response:
+async def save_kb(session_id: Held, request: Request, body: SaveBody, principal: Key) -> Response:
     changed = await service(request).save_kb(session_id, body.kbName, who(principal))
     return json_response(changed.to_dict(units=False))
 
@@ -144,7 +156,9 @@ async def fork(session_id: str, request: Request, principal: Key) -> Response:
     response_model=SourceOut,
     responses=_CHANGE,
 )
-async def add_source(session_id: str, request: Request, body: SourceIn, principal: Key) -> Response:
+async def add_source(
+    session_id: Held, request: Request, body: SourceIn, principal: Key
+) -> Response:
     added = await service(request).add_source(session_id, body.name, body.text, who(principal))
     return json_response(added.to_dict(), status=201)
 
