@@ -181,16 +181,21 @@ async def plans(
             )
         if attempts >= limits.max_plan_attempts:
             break
-    final = planned[-1] if planned else (planners[0] if planners else CORE_PLANNER)
+    final = planned[-1] if planned else (planners or (CORE_PLANNER,))[0]
+    return _ending(best, last_error, final, tuple(planned))
+
+
+def _ending(
+    best: Attempted | None, last_error: ErrorInfo | None, planner: str, planned: tuple[str, ...]
+) -> Ending:
+    """The best attempt decides: an answer, else no context, else the failure's reason."""
     if best is None:
-        error = last_error or ErrorInfo("plan_invalid", "no planner produced a plan")
-        if error.code not in ("plan_invalid",):
-            error = ErrorInfo("plan_invalid", f"no usable plan: {error.message}")
-        return Ending(None, error, final, tuple(planned))
+        why = last_error.message if last_error is not None else "no planner produced a plan"
+        return Ending(None, ErrorInfo("plan_invalid", f"no usable plan: {why}"), planner, planned)
     if best.kind == "weak":
-        return Ending(best, None, final, tuple(planned))
+        return Ending(best, None, planner, planned)
     fallback = ErrorInfo("stage_exhausted", "no plan produced an answer")
-    return Ending(best, best.error or fallback, final, tuple(planned))
+    return Ending(best, best.error or fallback, planner, planned)
 
 
 async def build(
