@@ -185,6 +185,25 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "venv_failed": ErrorSpec(
         422, "The plugin's requirements could not be installed into its virtual environment."
     ),
+    # Reasoning flows (docs/reasoning.md): a request that fails ends in a planner outcome
+    # record with ``finalStatus: failure`` and one of these codes as its ``error``.
+    "validation_rejected": ErrorSpec(
+        422, "Every plan's answer was rejected by a validator (MRP-VM VALIDATION_REJECTED)."
+    ),
+    "stage_exhausted": ErrorSpec(422, "No plugin of a reasoning stage produced a usable result."),
+    "plan_invalid": ErrorSpec(
+        422, "No planner produced a plan naming usable plugins of the right families."
+    ),
+    "family_mismatch": ErrorSpec(
+        422, "The plugin named for a reasoning stage is not of that stage's family."
+    ),
+    "decomposition_too_deep": ErrorSpec(
+        422, "A goal solver kept asking for decomposition past the frame depth limit."
+    ),
+    "session_not_found": ErrorSpec(
+        404, "No reasoning session has that id (or it belongs to another subject)."
+    ),
+    "outcome_not_found": ErrorSpec(404, "No planner outcome record has that request id."),
 }
 
 
@@ -304,6 +323,15 @@ class PipelineError(PlugyardError):
     ) -> None:
         super().__init__(message, code=code)
         self.problems = problems
+
+
+class ReasoningError(PlugyardError):
+    """A reasoning request refused before it ran (``invalid_request``, ``request_too_large``)
+    or a session or record that is not there (``session_not_found``,
+    ``outcome_not_found``). A request that fails while running is not an error: its
+    planner outcome record has ``finalStatus: failure`` and the code."""
+
+    default_code = "invalid_request"
 
 
 class PackageError(PlugyardError):

@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from plugyard.llm import ChatModel
     from plugyard.pipelines.service import PipelineService
     from plugyard.policy.book import PolicyBook
+    from plugyard.reasoning import Reasoned, ReasoningService
+    from plugyard.reasoning.trace import OnEvent
     from plugyard.registry.packages import PackageManager
     from plugyard.routing import Answer, Router
     from plugyard.routing.chat import ChatFlow
@@ -545,6 +547,46 @@ class Yard:
         """Route ``message`` to the operations the caller may call and answer it:
         ``subject``, ``roles``, ``k``, ``max_steps``, ``llm``… as ``Router.ask``."""
         return await self.router.ask(message, **options)
+
+    @part
+    def reasoning(self) -> ReasoningService:
+        """Reasoning flows over the MRP-VM families: sessions, sources and the DS027
+        records in the store, the chat model for LLM-backed plugins, discovery's embedder
+        for KB plugins that retrieve by meaning (docs/reasoning.md)."""
+        from plugyard.reasoning import ReasoningService
+        from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
+
+        return ReasoningService(
+            self.executor, self.registry, SqlSessionStore(self.store),
+            SqlOutcomeStore(self.store), model=lambda: self.llm,
+            embed=lambda texts: self.discovery.embedder.embed(texts),
+            application_roles=(ADMIN_ROLE,),
+        )  # fmt: skip
+
+    async def reason(
+        self,
+        prompt: str,
+        *,
+        session: str | None = None,
+        sources: Any = (),
+        pins: Mapping[str, str] | None = None,
+        budget: int | None = None,
+        subject: str | None = None,
+        roles: Sequence[str] | None = None,
+        on_event: OnEvent | None = None,
+    ) -> Reasoned:
+        """Answer ``prompt`` with the family plugins, ordered by a planner, and record the
+        DS027 outcome (docs/reasoning.md). ``sources``: ``{name: text}`` staged for this
+        turn; ``pins``: ``{stage: plugin}``; ``budget``: the LLM calls it may make. Who
+        calls is as for :meth:`call`."""
+        from plugyard.reasoning.context import Caller
+
+        if roles is None:
+            roles = (ADMIN_ROLE,) if subject is None else ()
+        return await self.reasoning.reason(
+            prompt, session=session, sources=sources, pins=pins, budget=budget,
+            caller=Caller(subject, tuple(roles)), on_event=on_event,
+        )  # fmt: skip
 
     @part
     def pipelines(self) -> PipelineService:

@@ -33,7 +33,7 @@ def test_list_filters_by_family_and_capability(tmp_path: Path) -> None:
     code, out = run(tmp_path / "p.db", "plugins", "list", "--json", "--family", "kb")
     ids = [p["id"] for s in json.loads(out)["sections"] for p in s["plugins"]]
     assert code == 0
-    assert ids == ["kb-lexical"]
+    assert ids == ["kb-embed", "kb-lexical"]
     code, out = run(tmp_path / "p.db", "plugins", "list", "--json", "--capability", "CACHING")
     view = json.loads(out)
     assert [s["capability"] for s in view["sections"]] == ["CACHING"] and view["control"] == []

@@ -100,13 +100,14 @@ def test_ds003_payload_example_is_a_structured_input() -> None:
 @pytest.mark.parametrize(
     ("family", "operation", "statuses"),
     [
-        ("sd", "detect_seeds", SD_STATUSES),
+        # The stage operations also take DS003's weak outcomes, so the core can continue.
+        ("sd", "detect_seeds", (*SD_STATUSES, *WEAK_STATUSES)),
         ("sd", "normalize_persistent_context", SD_STATUSES),
-        ("kb", "retrieve", KB_RETRIEVE_STATUSES),
+        ("kb", "retrieve", (*KB_RETRIEVE_STATUSES, *WEAK_STATUSES)),
         ("kb", "on_source_text", KB_HOOK_STATUSES),
         ("kb", "on_session_event", KB_HOOK_STATUSES),
-        ("gs", "solve", GS_STATUSES),
-        ("val", "validate", VAL_STATUSES),
+        ("gs", "solve", (*GS_STATUSES, *WEAK_STATUSES)),
+        ("val", "validate", (*VAL_STATUSES, *WEAK_STATUSES)),
     ],
 )
 def test_status_objects_accept_exactly_their_statuses(

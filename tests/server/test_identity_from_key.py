@@ -238,6 +238,43 @@ def test_chat_completions_offer_and_run_with_the_keys_rights_only(
     assert outbox(yard) == before
 
 
+def test_a_reasoning_request_runs_with_the_keys_rights_only(
+    client: TestClient, yard: Yard, admin_key: str, reader_key: str
+) -> None:
+    forged = {**auth(reader_key), **FORGED_HEADERS}
+    claimed = {"prompt": "x?", "subject": "admin", "roles": ["admin"], "user_context": CLAIMS}
+    refused = client.post("/api/v1/reason", json=claimed, headers=forged)
+    assert refused.status_code == 400  # a body that names who asks is refused whole
+    source = {"name": "atlas", "text": "Zanzibar exports cloves."}
+    reply = client.post(
+        "/api/v1/reason",
+        headers=forged,
+        json={"prompt": "What does Zanzibar export?", "sources": [source]},
+    )
+    assert reply.status_code == 200, reply.text
+    answer = reply.json()
+    assert yard.reasoning.record(answer["requestId"]).subject == "reader"
+    # The family's write operations (KB hooks, recordOutcome) ran with the reader's
+    # rights, which the starter policy does not give: the headers changed nothing.
+    denied = {
+        e["operation"]
+        for e in answer["trace"]
+        if (e.get("error") or {}).get("code") == "permission_denied"
+    }
+    assert {"on_source_text", "record_outcome"} <= denied
+    mine = client.post("/api/v1/sessions", json={}, headers=auth(admin_key)).json()["id"]
+    for claims in ({}, {"subject": "admin"}):
+        stolen = client.post(
+            "/api/v1/reason", headers=forged, json={"prompt": "x?", "session": mine, **claims}
+        )
+        assert stolen.status_code in (400, 404)
+    assert client.get(f"/api/v1/sessions/{mine}", headers=forged).status_code == 404
+    assert (
+        client.get("/api/v1/outcomes", headers=forged).json()[0]["requestId"]
+        == (answer["requestId"])
+    )
+
+
 # ------------------------------------------------------------------ MCP on the server
 
 

@@ -44,6 +44,10 @@ COMMANDS = {
         "plugyard.cli.mcp:mcp_group",
         "Serve plugyard over MCP on stdin/stdout (subcommands: pins, approve).",
     ),
+    "outcomes": LazyCommand(
+        "plugyard.cli.reason:outcomes_command",
+        "The planner outcome records of past reasoning requests (DS027), newest first.",
+    ),
     "packages": LazyCommand(
         "plugyard.cli.packages:packages_group",
         "Install, list and remove plugin packages (docs/packages.md).",
@@ -64,6 +68,11 @@ COMMANDS = {
     "sandbox": LazyCommand(
         "plugyard.cli.sandbox:sandbox_command",
         "Say how untrusted code is sandboxed on this host.",
+    ),
+    "reason": LazyCommand(
+        "plugyard.cli.reason:reason_command",
+        "Answer PROMPT with the reasoning plugins and print the trace: each stage as it "
+        "finishes, then the answer and its citations.",
     ),
     "schema": LazyCommand(
         "plugyard.cli.manifests:schema_command",

@@ -33,8 +33,9 @@ VAL_STATUSES = ("accepted", "rejected")
 FAMILY_STATUSES: frozenset[str] = frozenset(
     SD_STATUSES + KB_RETRIEVE_STATUSES + KB_HOOK_STATUSES + GS_STATUSES + VAL_STATUSES
 )
+_WEAK = ("unsupported", "insufficient", "no-context")
 #: Weak non-terminal outcomes (DS003): the stage continues or another planner is tried.
-WEAK_STATUSES: frozenset[str] = frozenset({"unsupported", "insufficient", "no-context"})
+WEAK_STATUSES: frozenset[str] = frozenset(_WEAK)
 #: The status of one stage in the planner outcome record; ``skipped-budget`` is the core's.
 STAGE_STATUSES = (
     "success", "insufficient", "error", "unsupported", "skipped-budget", "accepted",
@@ -158,6 +159,13 @@ def _status(statuses: tuple[str, ...], **properties: Any) -> dict[str, JsonValue
     return _obj({"status": _choice(statuses), **properties, "error": _ERROR}, "status")
 
 
+def _stage(statuses: tuple[str, ...]) -> tuple[str, ...]:
+    """A stage operation's statuses: DS027's own, plus the weak outcomes DS003 lets any
+    plugin answer so that the core continues the stage ("Plugins MAY return weak
+    non-terminal outcomes")."""
+    return tuple(dict.fromkeys((*statuses, *_WEAK)))
+
+
 # --------------------------------------------------------------------------- contracts
 
 
@@ -200,10 +208,10 @@ _SD = FamilyContract("sd", "sd-plugin", "seed-detector", True, (
         "(currentTurnContextCNL) of a request in one pass.",
         STRUCTURED_INPUT_SCHEMA,
         _status(
-            SD_STATUSES, intentCNL=_nullable("string"), currentTurnContextCNL=_nullable("string"),
-            metadata=_LLM_METADATA,
+            _stage(SD_STATUSES), intentCNL=_nullable("string"),
+            currentTurnContextCNL=_nullable("string"), metadata=_LLM_METADATA,
         ),
-        SD_STATUSES,
+        _stage(SD_STATUSES),
     ),
     OperationContract(
         "normalize_persistent_context", "normalizePersistentContext",
@@ -219,7 +227,7 @@ _KB = FamilyContract("kb", "kb-plugin", "kb", True, (
         "Retrieve the knowledge units relevant to the task, at the right abstraction level.",
         STRUCTURED_INPUT_SCHEMA,
         _status(
-            KB_RETRIEVE_STATUSES,
+            _stage(KB_RETRIEVE_STATUSES),
             resolvedIntents={"anyOf": [{"type": "null"}, _OBJECTS]},
             sufficient={"type": "boolean"},
             retrievalTrace=_obj({
@@ -227,7 +235,7 @@ _KB = FamilyContract("kb", "kb-plugin", "kb", True, (
                 "totalKUsConsidered": _COUNT, "selectedKUCount": _COUNT,
             }),
         ),
-        KB_RETRIEVE_STATUSES,
+        _stage(KB_RETRIEVE_STATUSES),
     ),
     OperationContract(
         "on_source_text", "onSourceText",
@@ -253,10 +261,10 @@ _GS = FamilyContract("gs", "gs-plugin", "goal-solver", True, (
         "Answer the task from the evidence, or ask for decomposition when it is too broad.",
         STRUCTURED_INPUT_SCHEMA,
         _status(
-            GS_STATUSES, responseMarkdown=_nullable("string"),
+            _stage(GS_STATUSES), responseMarkdown=_nullable("string"),
             responseDocument=_nullable("object"), metadata=_LLM_METADATA,
         ),
-        GS_STATUSES,
+        _stage(GS_STATUSES),
     ),
 ))  # fmt: skip
 _VAL = FamilyContract("val", "val-plugin", "validation", False, (
@@ -265,9 +273,10 @@ _VAL = FamilyContract("val", "val-plugin", "validation", False, (
         "Accept or reject a goal solver's answer; a rejection makes the planner backtrack.",
         STRUCTURED_INPUT_SCHEMA,
         _status(
-            VAL_STATUSES, verdict=_choice(VAL_STATUSES), reason=_STRING, metadata=_LLM_METADATA
+            _stage(VAL_STATUSES), verdict=_choice(VAL_STATUSES), reason=_STRING,
+            metadata=_LLM_METADATA,
         ),
-        VAL_STATUSES,
+        _stage(VAL_STATUSES),
     ),
 ))  # fmt: skip
 _PLAN = FamilyContract("plan", "mrp-plan-plugin", None, False, (

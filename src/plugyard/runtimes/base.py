@@ -56,10 +56,18 @@ class CallContext:
     #: The subject's linked identities (``google_email`` → address), as the surface knows
     #: them; ``identity:`` bindings and ``host.identity`` answer from these only.
     identities: Mapping[str, str] = field(default_factory=dict)
+    #: Members a flow adds to the plugin's context, JSON only (a wrapper gets them too):
+    #: the reasoning flow's DS003 runtime context (``requestId``, ``conversation``,
+    #: ``modelSettings``…). They never name the caller's rights.
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    #: Callback surfaces for in-process code only (DS003's "explicit callback surfaces":
+    #: a flow's model bridge, its logger); never sent to a wrapper.
+    callbacks: Mapping[str, Any] = field(default_factory=dict)
 
-    def as_plugin_context(self) -> dict[str, Any]:
-        """The plain mapping handed to plugin code as ``context``."""
-        return {
+    def as_plugin_context(self, *, wire: bool = False) -> dict[str, Any]:
+        """The plain mapping handed to plugin code as ``context``; ``wire`` leaves out
+        the callbacks, for a context that is sent as JSON."""
+        context = {
             "request_id": self.request_id,
             "subject": self.subject,
             "roles": list(self.roles),
@@ -69,6 +77,18 @@ class CallContext:
             "budgets": dict(self.budgets),
             "session": dict(self.session),
         }
+        if self.extra:
+            context.update({k: v for k, v in self.extra.items() if k not in context})
+        if self.callbacks and not wire:
+            context.update({k: v for k, v in self.callbacks.items() if k not in _OWN})
+        return context
+
+
+#: The members of a plugin context that neither ``extra`` nor ``callbacks`` may replace.
+_OWN = frozenset(
+    ("request_id", "subject", "roles", "user_context", "idempotency_key", "debug", "budgets",
+     "session")
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

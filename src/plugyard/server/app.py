@@ -12,6 +12,7 @@ import contextlib
 import gc
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from fastapi import FastAPI
@@ -40,7 +41,9 @@ from plugyard.server.routes import (
     pipelines,
     plugins,
     probes,
+    reasoning,
     search,
+    sessions,
 )
 from plugyard.yard import Settings, Yard
 
@@ -129,8 +132,10 @@ def create_app(
     app.state.auth = Authenticator(the_yard.keys, ttl_s=server.key_cache_s)
     app.state.server_settings = server
     errors.install(app)
-    modules = (execute, plugins, search, ask, pipelines, packages, governance, feeds, mcp_tools,
-               probes, accounts, openai_compat)  # fmt: skip
+    modules: tuple[ModuleType, ...] = (execute, plugins, search, ask, pipelines, packages,
+                                       governance, feeds, mcp_tools, probes, accounts,
+                                       openai_compat)  # fmt: skip
+    modules = (*modules, reasoning, sessions)  # reasoning flows (docs/reasoning.md)
     for module in modules:
         app.include_router(module.router)
     console.install(app, the_yard)

@@ -369,3 +369,52 @@ connected_accounts = Table(
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
 )
+
+# --- Reasoning flows (docs/reasoning.md) --------------------------------------------------
+
+#: A reasoning session: its mounted KB, the knowledge units staged for its next turn and
+#: those committed by earlier turns, its plugin preferences and its last turns.
+reasoning_sessions = Table(
+    "reasoning_sessions",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("subject", String(200), nullable=True),
+    Column("kb_id", String(200), nullable=True),
+    Column("kb_name", String(200), nullable=True),
+    Column("preferences", JsonDocument, nullable=False),
+    Column("staged", JsonDocument, nullable=False),
+    Column("committed", JsonDocument, nullable=False),
+    Column("conversation", JsonDocument, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Index("ix_reasoning_sessions_subject", "subject"),
+)
+
+#: A source document uploaded to a session: its digest, size and the units it was
+#: normalised into (the raw text is offered to the KB plugins, not kept).
+reasoning_sources = Table(
+    "reasoning_sources",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("session_id", String(64), nullable=False),
+    Column("name", Text, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("bytes", Integer, nullable=False),
+    Column("units", JsonDocument, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Index("ix_reasoning_sources_session_id", "session_id", "created_at"),
+)
+
+#: One DS027 planner outcome record per reasoning request, as MRP-VM spells it.
+reasoning_outcomes = Table(
+    "reasoning_outcomes",
+    metadata,
+    Column("request_id", String(64), primary_key=True),
+    Column("session_id", String(64), nullable=True),
+    Column("subject", String(200), nullable=True),
+    Column("planner_plugin_id", String(200), nullable=False),
+    Column("final_status", String(16), nullable=False),
+    Column("recorded_at", UtcDateTime, nullable=False),
+    Column("record", JsonDocument, nullable=False),
+    Index("ix_reasoning_outcomes_recorded_at", "recorded_at"),
+)

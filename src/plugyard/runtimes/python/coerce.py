@@ -139,7 +139,15 @@ def _family(value: Any) -> Outcome:
     error = _error(value.get("error"))
     if status == "error" and error is None:
         error = ErrorInfo("plugin_error", "the plugin reported status 'error'")
-    return Outcome(status=status, data=dict(value), error=error)
+    return Outcome(status=status, data=dict(value), error=error, cost=_reported_llm(value))
+
+
+def _reported_llm(value: Mapping[str, Any]) -> Mapping[str, float]:
+    """DS027's ``metadata.llmCalls`` as the envelope's ``cost.llm_calls``, so a flow
+    deducts what a family call reports having used from its LLM budget."""
+    metadata = value.get("metadata")
+    calls = metadata.get("llmCalls") if isinstance(metadata, Mapping) else None
+    return {"llm_calls": float(calls)} if _number(calls) and calls > 0 else {}
 
 
 def _error(raw: Any) -> ErrorInfo | None:

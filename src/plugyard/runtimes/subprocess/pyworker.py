@@ -36,6 +36,11 @@ from plugyard.runtimes.subprocess.hostcalls import ASYNC_METHODS, METHODS, bytes
 PROTOCOL_VERSION = 1
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
+#: The context members CallContext has fields for; the rest are a flow's ``extra``.
+_CONTEXT_KEYS = frozenset(
+    ("request_id", "subject", "roles", "user_context", "idempotency_key", "debug", "budgets",
+     "session")
+)  # fmt: skip
 
 
 class HostError(Exception):
@@ -229,6 +234,7 @@ class Server:
             debug=bool(raw.get("debug")),
             budgets=raw.get("budgets") or {},
             session=raw.get("session") or {},
+            extra={k: v for k, v in raw.items() if k not in _CONTEXT_KEYS},
         )
         host = HostProxy(self.channel, ident)
         try:

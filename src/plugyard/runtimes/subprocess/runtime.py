@@ -125,7 +125,7 @@ class SubprocessPluginRuntime:
         request = {
             "operation": operation.id,
             "parameters": params,
-            "context": context.as_plugin_context(),
+            "context": context.as_plugin_context(wire=True),
         }
         # Sent again only when running it twice is declared harmless (effect "read" is the
         # default, so no promise), and only to a persistent worker lost under it.

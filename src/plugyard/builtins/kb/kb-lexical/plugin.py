@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from typing import Any
 
 TOP_UNITS = 5
 SUFFICIENT_SCORE = 0.5
 MAX_UNITS_PER_SESSION = 5_000
+MAX_SESSIONS = 256
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _STOPWORDS = frozenset(
     (
@@ -29,13 +30,15 @@ def _terms(text: str) -> list[str]:
 
 class LexicalKB:
     def __init__(self) -> None:
-        self._sessions: dict[str, list[dict[str, Any]]] = {}
+        # Per session, the newest sessions kept: a long-running host sees many.
+        self._sessions: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
 
     def retrieve(self, input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
         prompt = str(input.get("prompt") or "")
         wanted = set(_terms(prompt))
         units = [u for u in input.get("context") or [] if isinstance(u, dict)]
         units += self._sessions.get(_session(ctx), [])
+        self._touch(_session(ctx))
         scored = []
         for unit in units:
             words = Counter(_terms(" ".join(str(unit.get(k) or "") for k in ("title", "text"))))
@@ -64,17 +67,35 @@ class LexicalKB:
             units = [{"title": input.get("sourceName") or "", "text": input["text"]}]
         if not units:
             return {"status": "skipped", "artifacts": [], "error": None}
-        kept = self._sessions.setdefault(_session(ctx), [])
-        kept.extend(units)
-        del kept[:-MAX_UNITS_PER_SESSION]
+        self._keep(_session(ctx), units)
         artifact = {"kind": "lexical-index", "units": len(units), "sourceId": input.get("sourceId")}
         return {"status": "accepted", "artifacts": [artifact], "error": None}
 
     def onSessionEvent(self, input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
-        if input.get("eventType") == "session-created":
-            self._sessions.pop(str(input.get("sessionId")), None)
+        """A new session starts empty; a loaded, forked or committed KB is indexed.
+        Current-turn units are not kept: they come with the request itself."""
+        session = str(input.get("sessionId"))
+        event = input.get("eventType")
+        if event in ("session-created", "kb-loaded", "kb-forked"):
+            self._sessions.pop(session, None)
+        units = [u for u in input.get("units") or [] if isinstance(u, dict) and u.get("text")]
+        if event == "session-created" or (units and input.get("scope") == "committed-session"):
+            self._keep(session, units)
             return {"status": "accepted", "error": None}
         return {"status": "skipped", "error": None}
+
+    def _keep(self, session: str, units: list[dict[str, Any]]) -> None:
+        kept = self._sessions.setdefault(session, [])
+        known = {(u.get("text"), u.get("sourceLink")) for u in kept}
+        kept.extend(u for u in units if (u.get("text"), u.get("sourceLink")) not in known)
+        del kept[:-MAX_UNITS_PER_SESSION]
+        self._touch(session)
+
+    def _touch(self, session: str) -> None:
+        if session in self._sessions:
+            self._sessions.move_to_end(session)
+        while len(self._sessions) > MAX_SESSIONS:
+            self._sessions.popitem(last=False)
 
 
 def _session(ctx: dict[str, Any]) -> str:

@@ -1,0 +1,72 @@
+"""A DS027 ``mrp-plan-plugin`` ordering by the candidates' ``plannerHints`` only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ID = "plan-static"
+
+
+def buildPlan(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
+    act, topic = request_kind(input)
+    candidates = input.get("candidates") or {}
+    preferred = input.get("sessionPreferences") or {}
+    rejected = [
+        a.get("goalSolver")
+        for a in input.get("previousAttempts") or []
+        if isinstance(a, dict) and a.get("outcome") == "rejected"
+    ]
+    notes = [f"request kind: {act}/{topic}"]
+    orders = {}
+    for stage, key in (("kb", "kb"), ("goal-solver", "goalSolver")):
+        scored = sorted(
+            ((score(c, act, topic), c["id"]) for c in candidates.get(key) or [] if "id" in c),
+            key=lambda pair: (-pair[0], pair[1]),
+        )
+        order = [plugin for _, plugin in scored]
+        if preferred.get(stage) in order:
+            order.remove(preferred[stage])
+            order.insert(0, preferred[stage])
+        for solver in rejected if stage == "goal-solver" else ():
+            if solver in order:
+                order.remove(solver)
+                order.append(solver)
+        orders[stage] = order
+        listed = ", ".join(f"{p} {s:.2f}" for s, p in scored)
+        notes.append(f"{stage} by hints: {listed or 'no candidate'}")
+    return {
+        "plannerPluginId": ID,
+        "kbPluginOrder": orders["kb"],
+        "goalSolverOrder": orders["goal-solver"],
+        "decompose": False,
+        "framePurpose": None,
+        "notes": notes,
+    }
+
+
+def recordOutcome(outcome: dict[str, Any], ctx: dict[str, Any]) -> None:
+    return None
+
+
+def request_kind(input: dict[str, Any]) -> tuple[str, str]:
+    """The act and topic of the request's first intent."""
+    intents = [i for i in input.get("intents") or [] if isinstance(i, dict)]
+    first = intents[0] if intents else {}
+    act, topic = first.get("act"), first.get("topic")
+    return (
+        act if isinstance(act, str) else "explain",
+        topic if isinstance(topic, str) else "general",
+    )
+
+
+def score(candidate: dict[str, Any], act: str, topic: str) -> float:
+    hints = candidate.get("plannerHints") or {}
+    confidence = hints.get("confidenceWhenMatched")
+    confidence = confidence if isinstance(confidence, int | float) else 0.5
+    # "general" is no specialty: it matches nothing by itself.
+    topics = [t for t in hints.get("topicTags") or [] if t != "general"]
+    matched = act in (hints.get("supportedActs") or []) or topic in topics
+    given = hints.get("relativeCost")
+    cost = float(given) if isinstance(given, int | float) else 0.5
+    value = (confidence if matched else 0.6 * confidence) - 0.2 * cost
+    return round(value - (0.1 if candidate.get("usesLLM") else 0.0), 4)
