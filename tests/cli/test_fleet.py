@@ -56,7 +56,17 @@ def _keys(url: str) -> dict[str, str]:
             "admin": keys.create("ops", (ADMIN_ROLE,))[1],
             "bob": keys.create("bob", ("clerk",))[1],
             "alice": keys.create("alice", ("manager",))[1],
+            "temp": keys.create("temp", (ADMIN_ROLE,))[1],
         }
+
+
+def _revoke(url: str, subject: str) -> None:
+    # What `plugyard keys revoke` does from any machine: a write to the shared store.
+    with Store.open(url) as store:
+        keys = SqlKeyRepository(store)
+        for info in keys.list():
+            if info.subject == subject:
+                keys.revoke(info.id)
 
 
 def _until(check: object, deadline_s: float) -> bool:
@@ -118,6 +128,16 @@ def test_a_fleet_of_two_replicas(database: URL, effects: EffectServer, tmp_path:
             statuses = list(pool.map(redeem, (a, b)))
         assert effects.effects == before + 1
         assert sorted(statuses)[0] == 200
+
+        # A key revoked anywhere is refused by both replicas.
+        assert _execute(a, keys["temp"], 4)[0] == 200 and _execute(b, keys["temp"], 4)[0] == 200
+        _revoke(url, "temp")
+        assert _until(
+            lambda: (
+                _execute(a, keys["temp"], 5)[0] == 401 and _execute(b, keys["temp"], 5)[0] == 401
+            ),
+            PROPAGATION_S,
+        )
 
         # Kill -9 A mid-load: B keeps serving; every acknowledged call is audited.
         acknowledged: list[str] = []

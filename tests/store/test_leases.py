@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from plugyard.store.leases import MemoryLeases, SqlLeases
+from plugyard.store.leases import MemoryLeases, SqlLeases, once_per_fleet
 from plugyard.store.rate_buckets import MemoryRateBuckets, SqlRateBuckets
 from plugyard.store.store import Store
 
@@ -64,3 +64,11 @@ def test_buckets_refill_with_time(store: Store) -> None:
         assert not buckets.take("p", "b", 1, 2, 1.0)
         clock.now += 1.0
         assert buckets.take("p", "b", 1, 2, 1.0)
+
+
+def test_a_job_runs_once_per_fleet(store: Store) -> None:
+    ran: list[str] = []
+    replicas = [SqlLeases(store), SqlLeases(store)]
+    for holder, leases in zip(("a", "b"), replicas, strict=True):
+        once_per_fleet(leases, "feeds:tick", holder, 15, lambda h=holder: ran.append(h))
+    assert ran == ["a"]

@@ -88,3 +88,15 @@ class SqlLeases:
             connection.execute(
                 delete(leases).where(leases.c.name == name, leases.c.holder == holder)
             )
+
+
+def once_per_fleet(
+    leases: Leases, name: str, holder: str, ttl_s: float, job: Callable[[], object]
+) -> bool:
+    """Run ``job`` if this replica holds ``name`` (a feed tick: ``ttl_s`` a little
+    longer than the tick's period, so the holder renews before anyone else may take
+    it); ``False`` when another replica holds it and nothing ran here."""
+    if not leases.try_hold(name, holder, ttl_s):
+        return False
+    job()
+    return True
