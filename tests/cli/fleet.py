@@ -116,7 +116,7 @@ class Replica:
 @contextmanager
 def replicas(database_url: str, count: int, workdir: Path, allow: str) -> Iterator[list[Replica]]:
     env = {**os.environ, "PLUGYARD_EMBEDDER": "hashing", "PYTHONUNBUFFERED": "1",
-           "PLUGYARD_BUILTINS": "0", "PLUGYARD_HOME": str(workdir)}  # fmt: skip
+           "PLUGYARD_BUILTINS": "1", "PLUGYARD_HOME": str(workdir)}  # fmt: skip
     procs: list[Replica] = []
     logs = []
     try:
