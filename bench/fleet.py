@@ -48,11 +48,11 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def until(check: Any, deadline_s: float = 30.0) -> float:
+def until(check: Any, what: str = "", deadline_s: float = 30.0) -> float:
     start = time.perf_counter()
     while not check():
         if time.perf_counter() - start > deadline_s:
-            raise TimeoutError("no propagation within the deadline")
+            raise TimeoutError(f"no propagation within the deadline: {what}")
         time.sleep(0.002)
     return time.perf_counter() - start
 
@@ -73,9 +73,12 @@ def propagation(url: str, admin: str, registrations: int, workdir: Path) -> None
                 call = {"operation": "effect", "parameters": {"n": i}}
                 until(lambda: b.request("POST", path, call, admin)[0] == 200)
                 callable_s.append(time.perf_counter() - start)
-                query = urllib.parse.quote(f"zebra{i}")
-                until(lambda: plugin_id in str(b.request("GET", f"/api/v1/search?q={query}&k=3",
-                                                          key=admin)[1]))  # fmt: skip
+                query = urllib.parse.quote(f"count the zebra{i} sightings")
+
+                def found() -> str:
+                    return str(b.request("GET", f"/api/v1/search?q={query}&k=5", key=admin)[1])
+
+                until(lambda: plugin_id in found(), plugin_id)
                 searchable_s.append(time.perf_counter() - start)
             revoked_s = revocations(url, (a, b), 20)
     finally:
@@ -116,6 +119,7 @@ def throughput(url: str, admin: str, seconds: float, workdir: Path) -> None:
     print("\n| execute, 16 HTTP clients | calls/s | PostgreSQL commits/call |")
     print("|---|---:|---:|")
     for count in (1, 2):
+        (workdir / f"t{count}").mkdir(exist_ok=True)
         with replicas(url, count, workdir / f"t{count}", "127.0.0.1:1") as fleet:
             body = {"parameters": {"expression": "6*7"}}
             path = "/api/v1/plugins/calculator/execute"
