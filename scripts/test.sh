@@ -9,5 +9,6 @@ ruff format --check
 mypy
 lint-imports
 bash scripts/services.sh
+bash scripts/pgvector.sh
 bash scripts/mcp-clients.sh
 pytest "$@"

@@ -51,6 +51,12 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "version_conflict": ErrorSpec(409, "The registration would replace a newer version."),
     "plugin_load_error": ErrorSpec(422, "The plugin's code or manifest could not be loaded."),
     "store_error": ErrorSpec(503, "The database could not be read or written."),
+    "store_unavailable": ErrorSpec(
+        503, "The database cannot be reached now; retry (the replica reconnects by itself)."
+    ),
+    "schema_too_new": ErrorSpec(
+        500, "The database was migrated by a newer plugyard; upgrade this replica to start."
+    ),
     # Discovery (docs/discovery.md).
     "invalid_query": ErrorSpec(
         400, "The search query is empty or not text, or k or a filter is out of range."

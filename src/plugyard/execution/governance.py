@@ -57,6 +57,7 @@ from plugyard.execution.keys import AUDIT_KEY, SECRETS_KEY, load_key
 from plugyard.execution.overlay import HostContext
 from plugyard.execution.result import Result
 from plugyard.execution.secrets import SecretVault
+from plugyard.execution.shared_limits import SharedRateLimit
 from plugyard.manifest.model import OpAuth, Operation, PluginDescriptor
 from plugyard.policy.approvals import ApprovalDesk
 from plugyard.policy.base import Decision
@@ -71,6 +72,7 @@ from plugyard.store.feeds import FeedRepository, MemoryFeedRepository, SqlFeedRe
 from plugyard.store.home import data_home
 from plugyard.store.idempotency import MemoryIdempotencyRepository, SqlIdempotencyRepository
 from plugyard.store.kv import KeyValueRepository, MemoryKeyValueRepository, SqlKeyValueRepository
+from plugyard.store.rate_buckets import SqlRateBuckets
 from plugyard.store.secrets import MemorySecretRepository, SqlSecretRepository
 from plugyard.store.store import Store
 
@@ -112,7 +114,9 @@ class Governance:
     #: connected accounts and identity providers behind host.auth (None: built here)
     identities: Identities | None = None
     redact_stderr: bool = True
-    _limits: dict[str, RateLimit] = field(default_factory=dict)
+    #: plugin id → its ``host.rate_limit``; ``None``: a bucket in this process's memory.
+    rate_limits: Callable[[str], Any] | None = None
+    _limits: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.redact_stderr and self.vault.redactor.on_arm is None:
@@ -132,6 +136,9 @@ class Governance:
         vault = SecretVault(SqlSecretRepository(store), secrets_key)
         accounts = AccountVault(SqlAccountRepository(store), secrets_key, vault.redactor)
         options.setdefault("identities", Identities(accounts, ProviderRegistry(), vault.redactor))
+        buckets = SqlRateBuckets(store)
+        # Shared by the fleet: a limit of N admits N across every replica.
+        options.setdefault("rate_limits", lambda plugin_id: SharedRateLimit(buckets, plugin_id))
         return cls(
             approvals=ApprovalDesk(SqlApprovalRepository(store)),
             idempotency=IdempotencyLedger(SqlIdempotencyRepository(store)),
@@ -315,7 +322,11 @@ class Governance:
         if "cursor" in declared or "kb" in declared:  # Shu: kb brings cursor with it
             services["cursor"] = Cursor(self.kv, plugin.id)
         if "rate_limit" in declared:
-            services["rate_limit"] = self._limits.setdefault(plugin.id, RateLimit(plugin.id))
+            limit = self._limits.get(plugin.id)
+            if limit is None:
+                make = self.rate_limits or RateLimit
+                limit = self._limits.setdefault(plugin.id, make(plugin.id))
+            services["rate_limit"] = limit
         if "http" in declared and self.http_client is not None:
             services["http"] = Http(self.http_client, plugin.id, lambda: self.egress(plugin))
         if self.kb is not None:

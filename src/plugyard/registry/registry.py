@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("plugyard.registry")
 Unsubscribe = Callable[[], None]
+#: Past this many changed ids, reading the whole table is cheaper than one read each.
+_FULL_REFRESH_FROM = 200
 
 
 class Registry:
@@ -101,6 +103,32 @@ class Registry:
                     old is not None and new is not None and not to_row(old).same_entry(to_row(new))
                 ):
                     events.append(RegistryEvent("updated", plugin_id, new, old))
+            self._emit(events)
+        return tuple(events)
+
+    def refresh_ids(self, plugin_ids: Iterable[str]) -> tuple[RegistryEvent, ...]:
+        """:meth:`refresh` for the plugins another replica changed (the change log):
+        one read per id instead of the whole table; a large batch reads the table."""
+        ids = tuple(dict.fromkeys(plugin_ids))
+        if len(ids) > _FULL_REFRESH_FROM:
+            return self.refresh()
+        with self._lock:
+            entries = dict(self._entries)
+            events: list[RegistryEvent] = []
+            for plugin_id in ids:
+                old, row = entries.get(plugin_id), self._repo.get(plugin_id)
+                new = None if row is None else _readable(row)
+                if new is None:
+                    if old is not None:
+                        del entries[plugin_id]
+                        events.append(RegistryEvent("removed", plugin_id, None, old))
+                elif old is None:
+                    entries[plugin_id] = new
+                    events.append(RegistryEvent("registered", plugin_id, new, None))
+                elif not to_row(old).same_entry(to_row(new)):
+                    entries[plugin_id] = new
+                    events.append(RegistryEvent("updated", plugin_id, new, old))
+            self._entries = entries
             self._emit(events)
         return tuple(events)
 
@@ -301,6 +329,14 @@ def _checked(plugin: RegisteredPlugin) -> RegisteredPlugin:
         raise ManifestError(undeclared, path=plugin.location or "")
     digest = content_hash(plugin.descriptor)
     return plugin if plugin.content_hash == digest else copy_with(plugin, content_hash=digest)
+
+
+def _readable(row: PluginRow) -> RegisteredPlugin | None:
+    # A row this version cannot read stays out of memory, as in load().
+    try:
+        return from_row(row)
+    except PlugyardError:
+        return None
 
 
 def _family(name: str) -> Family:

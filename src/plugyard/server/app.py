@@ -21,7 +21,7 @@ from starlette.types import ASGIApp
 from plugyard import __version__, console
 from plugyard.server import errors, methods, openapi
 from plugyard.server.auth import Authenticator
-from plugyard.server.background import FeedLoop, at_start, keep_in_step
+from plugyard.server.background import FeedLoop, at_start, follow_changes, keep_in_step
 from plugyard.server.fastpath import ExecuteFastPath
 from plugyard.server.limits import BodyLimit
 from plugyard.server.mcp import mcp_routes
@@ -62,11 +62,12 @@ class ServerSettings:
     # server/background.py: run the due feeds every feeds_s seconds (0: never; then
     # POST /api/v1/feeds/run-due or ``plugyard feeds run-due`` runs them).
     feeds_s: float = 0.0
+    follow_changes: bool = False  # apply other replicas' changes (server/background.py)
 
     @classmethod
     def for_serving(cls) -> ServerSettings:
         """What ``plugyard serve`` runs with."""
-        return cls(index_at_start=True, refresh_s=30.0, feeds_s=10.0)
+        return cls(index_at_start=True, refresh_s=30.0, feeds_s=10.0, follow_changes=True)
 
 
 def create_app(
@@ -92,6 +93,10 @@ def create_app(
         gc.collect()
         gc.freeze()
         await at_start(the_yard)
+        watcher = None
+        if server.follow_changes:
+            watcher = await asyncio.to_thread(follow_changes, the_yard, app.state.auth.forget)
+            watcher.start()
         stop = asyncio.Event()
         tasks = [
             asyncio.create_task(
@@ -110,6 +115,8 @@ def create_app(
                 yield
         finally:
             stop.set()
+            if watcher is not None:
+                await asyncio.to_thread(watcher.stop)
             for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

@@ -2,6 +2,8 @@
 
 - at start, register what HomeClaw's ``external_plugins.json`` holds and the store
   lacks, and build the search index — so the first user does not pay for it;
+- follow the store's change log (LISTEN/NOTIFY on PostgreSQL, polling on SQLite), so a
+  plugin, key or policy another replica changed applies here within about a second;
 - on a timer, read the registry again from the store, so plugins another process
   registered on the same database (the CLI beside a server) are callable and searchable
   here too; the index follows the registry's events.
@@ -15,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable, Sequence
 
 from plugyard.errors import PlugyardError
+from plugyard.store.watch import ChangeWatcher
 from plugyard.yard import Yard
 
 log = logging.getLogger("plugyard.server")
@@ -79,3 +83,30 @@ class FeedLoop:
         async with self._passed:
             await self._passed.wait_for(lambda: self.passes >= count)
         return self.passes
+
+
+def follow_changes(yard: Yard, forget_keys: Callable[[], None]) -> ChangeWatcher:
+    """Hear of what other replicas change on the same database (store/watch.py): the
+    registry re-reads the plugins named (so the search index follows its events), the
+    key cache and the policy book drop what they hold. Started by the caller."""
+    policy = yard.policy
+
+    def keys_changed(_subjects: Sequence[str]) -> None:
+        forget_keys()
+
+    def policy_changed(_subjects: Sequence[str]) -> None:
+        if policy is not None:
+            policy.refresh()
+
+    watcher = ChangeWatcher.over(
+        yard.store,
+        {
+            "plugins": yard.registry.refresh_ids,
+            "api_keys": keys_changed,
+            "api_subjects": keys_changed,
+            "policies": policy_changed,
+        },
+    )
+    # What changed between the yard reading the store and the watcher's first seq.
+    yard.registry.refresh()
+    return watcher

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
+from plugyard.errors import StoreError
+
 # Alembic is imported only to migrate: a store already at head (every start but the
 # first after an upgrade) is opened without it, which keeps a command's start short.
 if TYPE_CHECKING:
@@ -68,8 +70,17 @@ def upgrade(connection: Connection, revision: str = "head") -> None:
     """Bring the database to ``revision`` inside the caller's transaction."""
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
-    if revision == "head" and current(connection) == head():
+    found = current(connection)
+    if revision == "head" and found == head():
         return
+    if found is not None and found.isdigit() and int(found) > int(head()):
+        # An older replica beside newer ones: refuse rather than run against a schema
+        # it does not know (alembic would only say it cannot find the revision).
+        raise StoreError(
+            f"the database is at schema revision {found}, newer than this plugyard's "
+            f"{head()}: upgrade plugyard on this machine (the other replicas migrated it)",
+            code="schema_too_new",
+        )
     from alembic import command
 
     cfg = config()

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -417,4 +418,38 @@ reasoning_outcomes = Table(
     Column("recorded_at", UtcDateTime, nullable=False),
     Column("record", JsonDocument, nullable=False),
     Index("ix_reasoning_outcomes_recorded_at", "recorded_at"),
+)
+
+# --- The change log replicas follow (store/changes.py) ----------------------------------
+
+#: One row per change to a followed table, written by triggers in the change's own
+#: transaction (migration 0008); ``seq`` only grows.
+changes = Table(
+    "changes",
+    metadata,
+    Column("seq", BigInteger().with_variant(Integer(), "sqlite"), primary_key=True),
+    Column("topic", String(40), nullable=False),
+    Column("subject", String(401), nullable=False),
+    Column("at", Float, nullable=False),
+)
+
+# --- What the fleet holds together (store/leases.py, store/rate_buckets.py) ------------
+
+#: A named job and the replica holding it until ``until`` (epoch seconds).
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("holder", String(200), nullable=False),
+    Column("until", Float, nullable=False),
+)
+
+#: ``host.rate_limit`` token buckets shared by every replica.
+rate_buckets = Table(
+    "rate_buckets",
+    metadata,
+    Column("plugin_id", String(200), primary_key=True),
+    Column("bucket", String(200), primary_key=True),
+    Column("tokens", Float, nullable=False),
+    Column("at", Float, nullable=False),
 )

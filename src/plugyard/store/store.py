@@ -11,7 +11,7 @@ from types import TracebackType
 
 from sqlalchemy import Engine
 from sqlalchemy.engine import URL, Connection
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 
 from plugyard.errors import StoreError
 from plugyard.store import migrate, urls
@@ -140,4 +140,9 @@ class Store:
     def _failure(self, what: str, exc: SQLAlchemyError) -> StoreError:
         # The driver's text names the cause; the statement and parameters stay out.
         cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        return StoreError(f"store {what} failed on {self.url}: {cause}")
+        # A server that cannot be reached (restarting, network) is worth a retry: the
+        # pool pre-pings and reconnects on the next request. SQLite's OperationalError
+        # is a locked or broken file instead, which a retry does not mend.
+        lost = self.backend == "postgresql" and isinstance(exc, OperationalError | InterfaceError)
+        code = "store_unavailable" if lost else None
+        return StoreError(f"store {what} failed on {self.url}: {cause}", code=code)
