@@ -35,7 +35,7 @@ def test_the_bundled_placement_examples_stand_where_the_olo_rules_put_them(
 
 def test_filters_narrow_the_sections(admin: TestClient) -> None:
     page = admin.get("/?family=kb").text
-    assert section(page, "Undefined") == ["kb-lexical"]
+    assert section(page, "Undefined") == ["kb-embed", "kb-lexical"]
     assert admin.get("/?runtime=http").text.count('class="card') == 0
     bad = admin.get("/?family=nope")
     assert bad.status_code == 400 and "invalid_request" in codes(bad.text)
