@@ -1,6 +1,10 @@
 """The routing flow (HomeClaw §5): retrieve → the model chooses → the executor calls →
 post-process when the operation asks → answer; up to ``max_steps`` calls.
 
+How the model chooses is decide.py's: by default it judges each candidate and its
+verdicts are fused with retrieval's scores, then only the chosen operation's arguments
+are asked for. ``dry_run`` stops before the call and answers with the plan.
+
 The model never calls anything itself: its constrained answer is read back against the
 candidates (the caller's rights decided them) and turned into an executor call with the
 caller's context, so policy, approvals, idempotency, validation and audit apply as on
@@ -26,6 +30,15 @@ from plugyard.routing.choice import (
     read_choice,
     read_tool_call,
     route_tool,
+    takes_no_arguments,
+)
+from plugyard.routing.decide import (
+    DEFAULT_METHOD,
+    METHODS,
+    Judged,
+    Method,
+    judge,
+    verdict_options,
 )
 from plugyard.routing.outcomes import Answer, Status
 from plugyard.routing.prompt import known_line, post_process_messages, render, routing_messages
@@ -78,6 +91,8 @@ class _Run:
     max_tokens: int
     deadline_s: float
     on_step: OnStep | None
+    method: Method = DEFAULT_METHOD
+    dry_run: bool = False
     steps: list[Step] = field(default_factory=list)
     known: list[str] = field(default_factory=list)
     llm_calls: int = 0
@@ -131,14 +146,18 @@ class Router:
         request_id: str | None = None,
         deadline_s: float = 60.0,
         on_step: OnStep | None = None,
+        method: Method = DEFAULT_METHOD,
+        dry_run: bool = False,
     ) -> Answer:
         """Route ``message`` for ``subject`` (no subject: the embedding application,
         with the admin role, as ``yard.call``). The same ``request_id`` again replays
-        the steps that ran instead of running them twice (governed yards)."""
+        the steps that ran instead of running them twice (governed yards). ``method``
+        is how the model chooses (decide.py); ``dry_run`` ends ``planned`` with the
+        first call chosen (``data``: its plugin, operation and arguments), not made."""
         if roles is None:
             roles = (ADMIN_ROLE,) if subject is None else ()
         context = CallContext(request_id or new_request_id(), subject, tuple(roles))
-        problem = _check(message, k, max_steps)
+        problem = _check(message, k, max_steps, method)
         if problem is not None:
             return _refused(context, "invalid_request", problem)
         try:
@@ -147,7 +166,7 @@ class Router:
             return _refused(context, getattr(exc, "code", "llm_unavailable"), str(exc))
         can_see = self._rights(subject, roles)
         run = _Run(message.strip(), context, can_see, model, mode, k, max_tokens, deadline_s,
-                   on_step)  # fmt: skip
+                   on_step, method, dry_run)  # fmt: skip
         try:
             for number in range(1, max_steps + 1):
                 ended = await self._step(run, number)
@@ -180,13 +199,26 @@ class Router:
         if not candidates:
             step(None, "none", notes=("nothing relevant the caller may call",))
             return run.nothing_fits(None)
+        offered: Sequence[Candidate] = candidates
+        if run.method == "scored" and run.mode == "constrained" and len(candidates) > 1:
+            try:
+                judged = await self._judge(run, candidates)
+            except _OutOfTokens:
+                step(None, "step_limit", notes=("the token budget is spent",))
+                raise
+            except _ModelFailed as exc:
+                step(None, "error", error_code=exc.code)
+                return run.fail(exc.code, exc.message)
+            verdicts = {j.candidate.key: j.verdict for j in judged}
+            retrieved = tuple(r.judged(verdicts[(r.plugin, r.operation)]) for r in retrieved)
+            offered = (judged[0].candidate,)  # only its arguments are asked for
 
         repair: str | None = None
         notes: list[str] = []
         attempt = 0
         while True:
             try:
-                choice = await self._choose(run, candidates, repair)
+                choice = await self._choose(run, offered, repair)
             except _OutOfTokens:
                 step(None, "step_limit", notes=(*notes, "the token budget is spent"))
                 raise
@@ -201,6 +233,11 @@ class Router:
             if choice.candidate is None:
                 step(choice, "none", repaired=repair is not None, notes=tuple(notes))
                 return run.nothing_fits(choice.reply)
+            if run.dry_run:
+                step(choice, "planned", repaired=repair is not None, notes=tuple(notes))
+                planned = choice.to_dict()
+                text = f"would call {planned['plugin']}.{planned['operation']}"
+                return run.end("planned", text, planned)
             key = f"{run.context.request_id}:{number}.{attempt}"
             result = await self._call(run, choice.candidate, choice, key)
             code = result.error.code if result.error is not None else None
@@ -243,9 +280,22 @@ class Router:
         called()
         return run.end("answered", text, result.data) if choice.final else None
 
+    async def _judge(self, run: _Run, candidates: Sequence[Candidate]) -> tuple[Judged, ...]:
+        async def ask(messages: tuple[Message, ...]) -> ChatAnswer:
+            return await self._chat(run, messages, **verdict_options())
+
+        try:
+            return await judge(" ".join([run.message, *run.known[-1:]]), candidates, ask)
+        except LlmError as exc:
+            raise _ModelFailed(exc.code, exc.message) from None
+
     async def _choose(
         self, run: _Run, candidates: Sequence[Candidate], repair: str | None
     ) -> Choice:
+        # The scored method has chosen; an operation without parameters needs no answer.
+        scored = run.method == "scored" and run.mode == "constrained"
+        if scored and len(candidates) == 1 and takes_no_arguments(candidates[0].operation):
+            return Choice(candidates[0], {})
         messages = routing_messages(run.message, candidates, run.known, repair)
         try:
             if run.mode == "tools":
@@ -306,7 +356,7 @@ def _failure(exc: PlugyardError | TimeoutError | OSError) -> _ModelFailed:
     return _ModelFailed("llm_unavailable", f"the model cannot be reached: {exc}")
 
 
-def _check(message: object, k: int, max_steps: int) -> str | None:
+def _check(message: object, k: int, max_steps: int, method: str) -> str | None:
     if not isinstance(message, str) or not message.strip():
         return "the message is empty"
     if len(message) > MAX_MESSAGE_CHARS:
@@ -315,6 +365,8 @@ def _check(message: object, k: int, max_steps: int) -> str | None:
         return f"k must be 1-50, not {k}"
     if not 1 <= max_steps <= 10:
         return f"max_steps must be 1-10, not {max_steps}"
+    if method not in METHODS:
+        return f"method must be one of {', '.join(METHODS)}, not {method!r}"
     return None
 
 

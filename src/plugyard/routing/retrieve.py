@@ -29,5 +29,6 @@ def retrieve(search: Search, query: str, k: int, can_see: CanSee) -> tuple[Candi
             if key in seen or not can_see(*key):
                 continue
             seen.add(key)
-            found.append(Candidate(descriptor.id, operation, match.score, descriptor.description))
+            found.append(Candidate(descriptor.id, operation, match.score, descriptor.description,
+                                   descriptor.name or ""))  # fmt: skip
     return tuple(found[:k])
