@@ -11,7 +11,10 @@ DIR is as for bench/discovery.py (``plugins.jsonl``, ``queries.jsonl``). Per met
 model: ``choice@1`` (the planned plugin is the labelled one), ``retrieval_recall@1``
 (discovery's first candidate in the same step is: the baseline, from the same run),
 ``none_rate`` (the flow answered "none"), ``error_rate``, and the latency of one routing
-decision (the whole ``ask``, retrieval included) as ``p50_ms`` and ``p95_ms``.
+decision (the whole ``ask``, retrieval included) as ``p50_ms`` and ``p95_ms``, with the
+process's CPU time per decision beside it (``cpu_p50_ms``, ``cpu_p95_ms``: the model
+runs on one thread, so on a machine shared with other jobs this is what the decision
+would take alone).
 
 ``--limit N`` takes N queries spread evenly over the file rather than its first N: the
 files are grouped by tool, so their first lines name only a few tools. ``--model``
@@ -92,12 +95,18 @@ async def measure(yard: Yard, queries: list[dict[str, Any]], method: str, model:
     await yard.ask(queries[0]["query"], llm=model, method=method, dry_run=True, max_steps=1, k=k)
     right = base = none = errors = 0
     times: list[float] = []
+    cpu: list[float] = []
     statuses: dict[str, int] = {}
-    for item in queries:
-        started = time.perf_counter()
+    for number, item in enumerate(queries, 1):
+        started, used = time.perf_counter(), time.process_time()
         answer = await yard.ask(item["query"], llm=model, method=method, dry_run=True,
                                 max_steps=1, k=k)  # fmt: skip
         times.append((time.perf_counter() - started) * 1000)
+        # CPU time of the whole process (llama.cpp's thread included): on a machine
+        # shared with other jobs, what the decision itself cost.
+        cpu.append((time.process_time() - used) * 1000)
+        if number % 20 == 0:
+            print(f"{method} {model.identity}: {number}/{len(queries)}", file=sys.stderr)
         statuses[answer.status] = statuses.get(answer.status, 0) + 1
         relevant = set(item["relevant"])
         step = answer.steps[0] if answer.steps else None
@@ -119,6 +128,8 @@ async def measure(yard: Yard, queries: list[dict[str, Any]], method: str, model:
         "error_rate": round(errors / n, 4),
         "p50_ms": round(statistics.median(times), 1),
         "p95_ms": round(percentile(times, 0.95), 1),
+        "cpu_p50_ms": round(statistics.median(cpu), 1),
+        "cpu_p95_ms": round(percentile(cpu, 0.95), 1),
         "statuses": statuses,
     }
 
@@ -152,7 +163,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def print_table(out: dict[str, Any]) -> None:
     print(f"data {out['data']}: {out['plugins']} plugins, {out['queries']} queries, k={out['k']}")
-    keys = ["choice@1", "retrieval_recall@1", "none_rate", "error_rate", "p50_ms", "p95_ms"]
+    keys = ["choice@1", "retrieval_recall@1", "none_rate", "error_rate", "p50_ms", "p95_ms",
+            "cpu_p50_ms", "cpu_p95_ms"]  # fmt: skip
     print("\n| method | model | " + " | ".join(keys) + " |")
     print("|---|---|" + "---:|" * len(keys))
     for row in out["methods"]:

@@ -12,7 +12,8 @@ retrieval's first match (findings in ROUTING_LAB.md beside this file).
 Query samples: ``check`` is the bench's (N spread evenly over the file), ``tune`` is
 disjoint from it (half a step further), so weights are chosen on ``tune`` and read on
 ``check``. Variants: ``numbers`` (one prompt listing the candidates, the next token's
-log-probability of each number), ``yesno`` (one question per candidate, log P(yes) −
+log-probability of each number), ``numbers-fewshot`` (the same after four examples
+whose answers stand at different numbers), ``yesno`` (one question per candidate, log P(yes) −
 log P(no)), ``yesno-long`` (the same with 400 characters of the long description),
 ``yesno-fewshot`` (the same after six fixed examples, a prefix the prompt cache keeps),
 ``yesno-raw`` (a plain-text prompt without a chat template, for base models).
@@ -50,6 +51,19 @@ FEW_SHOT = [
      "Real-time stock prices and market data.", "no"),
     ("Find me cheap flights to Rome in May.", "Flight Search",
      "Searches and compares flights and fares.", "yes"),
+]  # fmt: skip
+#: Four examples whose right answers stand at different numbers (2, 1, 3, 5).
+FEW_SHOT_NUMBERS = [
+    ("What's the weather in Oslo tomorrow?", ["Currency Converter: converts currencies",
+     "Weather Forecast: weather forecasts for any city", "Translator: translates text"], "2"),
+    ("Translate 'good morning' into Spanish.", ["Translator: translates text",
+     "Recipe Finder: finds recipes by ingredient", "Stock Quotes: real-time stock prices"], "1"),
+    ("Find me cheap flights to Rome in May.", ["Stock Quotes: real-time stock prices",
+     "Hotel Finder: finds hotels", "Flight Search: compares flights and fares",
+     "Car Rental: rents cars"], "3"),
+    ("How many calories are in a banana?", ["Recipe Finder: finds recipes by ingredient",
+     "Movie Guide: films and showtimes", "Calculator: arithmetic", "Music Player: plays songs",
+     "Nutrition Facts: calories and nutrients of foods"], "5"),
 ]  # fmt: skip
 
 
@@ -146,15 +160,20 @@ def evidence(args: argparse.Namespace) -> None:
     for item in items:
         cands = item["cands"][:5]
         started = time.perf_counter()
-        if args.variant == "numbers":
+        if args.variant.startswith("numbers"):
             listed = [plugins[c["id"]] for c in cands]
-            lines = [f"{j + 1}. {p['name']}: {_line(p['description'], 120)}"
-                     for j, p in enumerate(listed)]  # fmt: skip
-            user = (f"Request: {item['query']}\n\nTools:\n" + "\n".join(lines)
-                    + "\n\nWhich tool fits the request best? Answer with its number.")  # fmt: skip
-            system = "You choose the tool that fits the user's request. Answer with its number."
-            top = _top(server, "numbers", [{"role": "system", "content": system},
-                                           {"role": "user", "content": user}])  # fmt: skip
+            lines = [f"{p['name']}: {_line(p['description'], 120)}" for p in listed]
+            shots = FEW_SHOT_NUMBERS if args.variant == "numbers-fewshot" else []
+            messages = [{"role": "system", "content": "You choose the tool that fits the "
+                         "user's request. Answer with its number."}]  # fmt: skip
+            for query, tools, answer in [*shots, (item["query"], lines, "")]:
+                numbered = "\n".join(f"{j + 1}. {t}" for j, t in enumerate(tools))
+                messages.append({"role": "user", "content": f"Request: {query}\n\nTools:\n"
+                                 f"{numbered}\n\nWhich tool fits the request best? Answer "
+                                 "with its number."})  # fmt: skip
+                if answer:
+                    messages.append({"role": "assistant", "content": answer})
+            top = _top(server, "numbers", messages)
             found = {t["token"].strip(): t["logprob"] for t in top}
             scores = [found.get(str(j + 1), -20.0) for j in range(len(cands))]
         else:
@@ -212,7 +231,7 @@ def main() -> None:
     e = sub.add_parser("evidence")
     e.add_argument("candidates")
     e.add_argument("set", choices=("check", "tune"))
-    variants = ("numbers", "yesno", "yesno-long", "yesno-fewshot", "yesno-raw")
+    variants = ("numbers", "numbers-fewshot", "yesno", "yesno-long", "yesno-fewshot", "yesno-raw")
     e.add_argument("--variant", required=True, choices=variants)
     e.add_argument("--out", required=True)
     e.add_argument("--gguf", help="another GGUF file (default: the embedded default)")

@@ -66,6 +66,15 @@ def test_ask_json_prints_the_answer_with_its_trace(tmp_path: Path) -> None:
     assert len(answer["steps"][0]["retrieved"]) <= 3
 
 
+def test_ask_dry_run_prints_the_plan_and_calls_nothing(tmp_path: Path) -> None:
+    with fake_in_thread([Reply.json(CONVERT)]) as fake:
+        args = ("convert 5 km to miles", "--json", "--dry-run", "--method", "generate")
+        code, out = run(tmp_path, fake, *args)
+    answer = json.loads(out)
+    assert code == 0 and answer["status"] == "planned"
+    assert answer["data"]["plugin"] == "unit-convert" and answer["cost"]["tool_calls"] == 0
+
+
 @pytest.mark.parametrize("script", [[Reply.garbage(), Reply.garbage()], [Reply.error(400)]])
 def test_ask_exits_1_on_an_error_answer(tmp_path: Path, script: list[Reply]) -> None:
     with fake_in_thread(script) as fake:
