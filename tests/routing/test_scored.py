@@ -7,11 +7,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from plugyard.discovery.query import Filters, Match
 from plugyard.llm.testing import FakeModelServer, Reply, Script
-from plugyard.routing import Answer
+from plugyard.routing import Answer, Router
 from plugyard.yard import Yard
 
-from .conftest import choose, judging, model, router, user_prompt
+from .conftest import choose, everything, judging, model, router, user_prompt
 from .plugins import FETCHED, SIDE_EFFECTS
 
 NOTES_FIRST = ("r-notes", "r-ref", "r-wallet")
@@ -108,3 +109,23 @@ def test_an_unknown_method_is_refused_before_anything_runs(yard: Yard) -> None:
     answer, fake = ask(yard, [], "notes", method="vote")
     assert answer.error is not None and answer.error.code == "invalid_request"
     assert not fake.requests
+
+
+def test_an_operation_without_parameters_is_planned_without_asking_for_arguments(
+    yard: Yard,
+) -> None:
+    def search(query: str, k: int, filters: Filters) -> list[Match]:
+        plugin = yard.registry.find("sqlite-query")
+        assert plugin is not None
+        return [Match(plugin, "list_databases", 2.0, "test"), *everything(yard)(query, k, filters)]
+
+    async def run() -> tuple[Answer, FakeModelServer]:
+        script = judging(lambda tool, _: "databases" in tool, fetch_notes)
+        async with FakeModelServer(script) as fake:
+            flow = Router(yard.executor, search, yard.rights, lambda: yard.llm)
+            return await flow.ask("which databases?", llm=model(fake), k=2, dry_run=True), fake
+
+    answer, fake = asyncio.run(run())
+    assert answer.status == "planned" and answer.data["operation"] == "list_databases"
+    assert answer.data["arguments"] == {}
+    assert all(body.get("logprobs") for body in fake.requests)  # verdicts only
