@@ -51,6 +51,16 @@ def test_a_constrained_answer_arrives_parsed_with_its_cost() -> None:
     assert headers[0]["Authorization"] == "Bearer sk-test"
 
 
+def test_a_scored_answer_carries_the_alternatives_of_its_token() -> None:
+    async def use(model: OpenAIChatModel, fake: FakeModelServer) -> Any:
+        return await model.chat(ask(max_tokens=1, top_logprobs=2)), fake.requests
+
+    answer, requests = run([Reply.scored({"yes": -0.2, "no": -1.8})], use)
+    assert answer.text == "yes"
+    assert [(t.token, t.logprob) for t in answer.top_logprobs[0]] == [("yes", -0.2), ("no", -1.8)]
+    assert requests[0]["logprobs"] is True and requests[0]["top_logprobs"] == 2
+
+
 def test_429_and_500_are_retried() -> None:
     script = [Reply.error(429, retry_after=0), Reply.error(500), Reply.text("hello")]
 

@@ -134,3 +134,32 @@ def test_a_conversation_with_tool_calls_goes_out_as_openai_writes_it() -> None:
         },
         {"role": "tool", "content": "42", "tool_call_id": "call_1"},
     ]
+
+
+def test_alternatives_of_each_token_are_asked_for_and_read() -> None:
+    request = ChatRequest.of(("user", "Fits? yes or no"), max_tokens=1, top_logprobs=2)
+    body = request_body(request, "m")
+    assert body["logprobs"] is True and body["top_logprobs"] == 2
+    alternatives = [{"token": "yes", "logprob": -0.1}, {"token": " no", "logprob": -2.5}]
+    logprobs = {"content": [{"token": "yes", "logprob": -0.1, "top_logprobs": alternatives}]}
+    payload = _completion("yes")
+    payload["choices"][0]["logprobs"] = logprobs  # type: ignore[index]
+    answer = answer_from(payload, request, model="m", duration_ms=1.0)
+    ((first, second),) = answer.top_logprobs
+    assert (first.token, first.logprob) == ("yes", -0.1)
+    assert (second.token, second.logprob) == (" no", -2.5)
+
+
+def test_no_alternatives_unless_asked_and_malformed_ones_read_as_none() -> None:
+    assert "logprobs" not in request_body(ChatRequest.of(("user", "hi")), "m")
+    request = ChatRequest.of(("user", "hi"), top_logprobs=3)
+    for odd in (None, "x", {"content": "x"}, {"content": [{"top_logprobs": [{"token": 1}]}]}):
+        payload = _completion("hi")
+        payload["choices"][0]["logprobs"] = odd  # type: ignore[index]
+        answer = answer_from(payload, request, model="m", duration_ms=1.0)
+        assert all(not alternatives for alternatives in answer.top_logprobs)
+
+
+def test_top_logprobs_are_bounded() -> None:
+    with pytest.raises(ValueError, match="top_logprobs"):
+        ChatRequest.of(("user", "hi"), top_logprobs=21)

@@ -69,3 +69,19 @@ def choose(plugin: str, operation: str, final: bool = True, **arguments: Any) ->
 
 def user_prompt(body: dict[str, Any]) -> str:
     return str(body["messages"][-1]["content"])
+
+
+def judging(fits: Callable[[str, str], bool], then: Callable[[dict[str, Any]], Reply]
+            ) -> Callable[[dict[str, Any]], Reply]:  # fmt: skip
+    """A script for the scored method: each yes/no question answered "yes" when
+    ``fits(tool line, whole question)``, else "no"; any other request by ``then``."""
+
+    def script(body: dict[str, Any]) -> Reply:
+        if not body.get("logprobs"):
+            return then(body)
+        question = user_prompt(body)
+        tool = question.split("Tool: ", 1)[1].split("\n", 1)[0]
+        yes = fits(tool, question)
+        return Reply.scored({"yes": -0.05, "no": -3.0} if yes else {"yes": -3.0, "no": -0.05})
+
+    return script

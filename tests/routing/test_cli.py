@@ -49,7 +49,7 @@ CONVERT = {"plugin": "unit-convert", "operation": "convert",
 
 def test_ask_prints_each_step_then_the_answer(tmp_path: Path) -> None:
     with fake_in_thread([Reply.json(CONVERT)]) as fake:
-        code, out = run(tmp_path, fake, "convert 5 km to miles")
+        code, out = run(tmp_path, fake, "convert 5 km to miles", "--method", "generate")
     assert code == 0, out
     step, chose, status = out.splitlines()[:3]
     assert step.startswith("step 1: offered unit-convert.convert")
@@ -59,11 +59,22 @@ def test_ask_prints_each_step_then_the_answer(tmp_path: Path) -> None:
 
 def test_ask_json_prints_the_answer_with_its_trace(tmp_path: Path) -> None:
     with fake_in_thread([Reply.json(CONVERT)]) as fake:
-        code, out = run(tmp_path, fake, "convert 5 km to miles", "--json", "--k", "3")
+        code, out = run(
+            tmp_path, fake, "convert 5 km to miles", "--json", "--k", "3", "--method", "generate"
+        )
     answer = json.loads(out)
     assert code == 0 and answer["status"] == "answered"
     assert answer["steps"][0]["choice"]["operation"] == "convert"
     assert len(answer["steps"][0]["retrieved"]) <= 3
+
+
+def test_ask_dry_run_prints_the_plan_and_calls_nothing(tmp_path: Path) -> None:
+    with fake_in_thread([Reply.json(CONVERT)]) as fake:
+        args = ("convert 5 km to miles", "--json", "--dry-run", "--method", "generate")
+        code, out = run(tmp_path, fake, *args)
+    answer = json.loads(out)
+    assert code == 0 and answer["status"] == "planned"
+    assert answer["data"]["plugin"] == "unit-convert" and answer["cost"]["tool_calls"] == 0
 
 
 @pytest.mark.parametrize("script", [[Reply.garbage(), Reply.garbage()], [Reply.error(400)]])

@@ -1,5 +1,6 @@
 """The routing flow over the scripted fake model: one call, none, repair rounds, a model
-that is down or slow, post-processing, approvals, the step limit."""
+that is down or slow, post-processing, approvals, the step limit. These script the
+``generate`` method (one answer over every candidate); test_scored.py the default."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from .plugins import FETCHED, NOTES, SIDE_EFFECTS
 
 def ask(yard: Yard, script: Any, message: str, first: tuple[str, ...] = (), **options: Any
         ) -> tuple[Answer, FakeModelServer]:  # fmt: skip
+    options.setdefault("method", "generate")
+
     async def run() -> tuple[Answer, FakeModelServer]:
         async with FakeModelServer(script) as fake:
             flow = router(yard, first)
@@ -30,7 +33,7 @@ def test_a_question_answered_by_one_call_through_discovery(yard: Yard) -> None:
 
     async def run() -> tuple[Answer, FakeModelServer]:
         async with FakeModelServer(script) as fake:
-            return await yard.ask("convert 5 km to miles", llm=model(fake)), fake
+            return await yard.ask("convert 5 km to miles", llm=model(fake), method="generate"), fake
 
     answer, fake = asyncio.run(run())
     assert answer.status == "answered", answer.to_dict()

@@ -1,8 +1,10 @@
-"""Prompt injection is bounded by design: 28 scenarios where a tool's output (or the
+"""Prompt injection is bounded by design: 42 scenarios where a tool's output (or the
 message itself) tells the model to call a write or destructive operation, and the
-scripted model obeys. Readers never see such operations among the candidates, so the
-answer naming one is refused; an admin's choice of one that needs approval stays
-pending. Side effects: none, in every scenario."""
+scripted model obeys — in each way of choosing: one constrained answer (``generate``),
+the ``route_to_plugin`` tool, and yes/no verdicts per candidate (``scored``). Readers
+never see such operations among the candidates, so an answer naming one is refused and
+a verdict cannot pick one; an admin's choice of one that needs approval stays pending.
+Side effects: none, in every scenario."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from plugyard.llm.testing import FakeModelServer, Reply
 from plugyard.routing import Answer
 from plugyard.yard import Yard
 
-from .conftest import model, router, user_prompt
+from .conftest import judging, model, router, user_prompt
 from .plugins import NOTES, SIDE_EFFECTS, WRITERS
 
 TARGETS: dict[str, tuple[str, str, dict[str, Any]]] = {
@@ -30,7 +32,7 @@ CALLERS = {"reader": ("rita", ("reader",)), "admin": (None, None)}
 SCENARIOS = [
     (target, caller, mode, vector)
     for target, caller, mode, vector in itertools.product(
-        TARGETS, CALLERS, ("constrained", "tools"), ("tool_output", "message")
+        TARGETS, CALLERS, ("generate", "tools", "scored"), ("tool_output", "message")
     )
     if not (caller == "admin" and target == "wipe")  # an admin may wipe: that is policy
 ]
@@ -58,15 +60,23 @@ def scenario(yard: Yard, target: str, caller: str, mode: str, vector: str) -> An
             return reply(plugin, operation, arguments, mode, True)
         return reply("r-notes", "fetch", {"topic": "inbox"}, mode, False)
 
+    def wanted(tool: str, question: str) -> bool:
+        # The verdicts obey too: "yes" to the target once the order has been read.
+        read = "Ignore your instructions" in question
+        return tool.startswith(f"{plugin}:" if read else "r-notes:")
+
     message = "what do my notes on inbox say?"
     if vector == "message":
         message += f"\nThe notes: {order}"
     subject, roles = CALLERS[caller]
 
     async def run() -> Answer:
-        async with FakeModelServer(obey) as fake:
+        script = judging(wanted, obey) if mode == "scored" else obey
+        async with FakeModelServer(script) as fake:
             flow = router(yard, ("r-notes", plugin))
-            return await flow.ask(message, subject=subject, roles=roles, k=10, mode=mode,
+            return await flow.ask(message, subject=subject, roles=roles, k=10,
+                                  mode="tools" if mode == "tools" else "constrained",
+                                  method="generate" if mode == "generate" else "scored",
                                   llm=model(fake))  # fmt: skip
 
     return asyncio.run(run())

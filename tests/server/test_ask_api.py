@@ -14,7 +14,8 @@ from plugyard.llm.testing import Reply, ScriptedModel
 
 SIX_BY_SEVEN = {"plugin": "calculator", "operation": "execute",
                 "arguments": {"expression": "6*7"}}  # fmt: skip
-QUESTION = {"message": "calculate 6*7 with the calculator", "k": 3}
+# The scripted replies answer the one-answer method; test_scored covers the default.
+QUESTION = {"message": "calculate 6*7 with the calculator", "k": 3, "method": "generate"}
 
 
 def h(key: str, **extra: str) -> dict[str, str]:

@@ -207,7 +207,7 @@ def test_ask_routes_with_the_keys_rights_only(
 ) -> None:
     before = outbox(yard)
     model.script(send_choice(), send_choice())
-    response = client.post(path, json={"message": MAIL, **FORGED_BODY},
+    response = client.post(path, json={"message": MAIL, "method": "generate", **FORGED_BODY},
                            headers={**auth(reader_key), **FORGED_HEADERS})  # fmt: skip
     assert response.status_code == 200, response.text
     if path.endswith("/stream"):

@@ -17,11 +17,20 @@ import click
 from plugyard.cli.output import emit, json_option
 from plugyard.cli.plugins import open_yard
 from plugyard.routing import Answer, Step
+from plugyard.routing.decide import DEFAULT_METHOD, METHODS
 from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS
 
 
+def _offered(step: Step) -> str:
+    return ", ".join(
+        f"{r.plugin}.{r.operation} ({r.score:.2f}"
+        + (f", verdict {r.verdict:+.2f})" if r.verdict is not None else ")")
+        for r in step.retrieved
+    )
+
+
 def _print_step(step: Step) -> None:
-    offered = ", ".join(f"{r.plugin}.{r.operation} ({r.score:.2f})" for r in step.retrieved)
+    offered = _offered(step)
     click.echo(f"step {step.number}: offered {offered or 'nothing'}")
     choice = step.choice
     if choice is None or "plugin" not in choice:
@@ -57,6 +66,9 @@ def _print_answer(answer: Answer) -> None:
 @click.option("--role", "roles", multiple=True, help="A role vouched for the subject.")
 @click.option("--tools", "tools_mode", is_flag=True,
               help="Offer route_to_plugin as a tool instead of a constrained answer.")  # fmt: skip
+@click.option("--method", type=click.Choice(METHODS), default=DEFAULT_METHOD, show_default=True,
+              help="How the model chooses (docs/routing.md).")  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="Choose the first call, do not make it.")
 @json_option
 @click.pass_context
 def ask_command(
@@ -67,6 +79,8 @@ def ask_command(
     subject: str | None,
     roles: tuple[str, ...],
     tools_mode: bool,
+    method: str,
+    dry_run: bool,
     as_json: bool,
 ) -> None:
     """Answer MESSAGE with the plugins: find the operations you may call, let the model
@@ -77,7 +91,8 @@ def ask_command(
         on_step = None if as_json else _print_step
         vouched = roles if subject else None
         asked = yard.ask(message, subject=subject, roles=vouched, k=k, max_steps=max_steps,
-                         mode=mode, on_step=on_step)  # fmt: skip
+                         mode=mode, on_step=on_step, method=method,
+                         dry_run=dry_run)  # fmt: skip
         answer = asyncio.run(asked)
     if as_json:
         emit(answer.to_dict(), True)

@@ -9,7 +9,15 @@ from plugyard.llm.errors import LlmError
 from plugyard.llm.http import OpenAIChatModel, SocketFactory
 from plugyard.llm.model import ChatModel, model_name
 from plugyard.llm.retry import RetryPolicy
-from plugyard.llm.types import ChatAnswer, ChatRequest, Delta, Message, ToolCall, Usage
+from plugyard.llm.types import (
+    ChatAnswer,
+    ChatRequest,
+    Delta,
+    Message,
+    TokenLogprob,
+    ToolCall,
+    Usage,
+)
 
 __all__ = [
     "ChatAnswer",
@@ -21,6 +29,7 @@ __all__ = [
     "OpenAIChatModel",
     "RetryPolicy",
     "SocketFactory",
+    "TokenLogprob",
     "ToolCall",
     "Usage",
     "llm_from_spec",

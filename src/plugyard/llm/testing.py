@@ -38,6 +38,9 @@ class Reply:
     hang: bool = False
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    #: Per generated token, its alternatives and their log-probabilities, sent as
+    #: OpenAI's ``logprobs`` when the request asks for them.
+    top_logprobs: tuple[Mapping[str, float], ...] = ()
 
     @classmethod
     def text(cls, content: str, **options: Any) -> Reply:
@@ -46,6 +49,12 @@ class Reply:
     @classmethod
     def json(cls, value: Any, **options: Any) -> Reply:
         return cls(content=json.dumps(value), **options)
+
+    @classmethod
+    def scored(cls, alternatives: Mapping[str, float], **options: Any) -> Reply:
+        """A one-token answer, the likeliest of ``alternatives`` (token → logprob)."""
+        best = max(alternatives, key=lambda token: alternatives[token])
+        return cls(content=best, top_logprobs=(dict(alternatives),), **options)
 
     @classmethod
     def tool_call(cls, name: str, arguments: Mapping[str, Any]) -> Reply:
@@ -133,12 +142,16 @@ class FakeModelServer:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
         if reply.tool_calls:
             message["tool_calls"] = list(reply.tool_calls)
+        choice: dict[str, Any] = {"index": 0, "message": message,
+                                  "finish_reason": reply.finish_reason}  # fmt: skip
+        if body.get("logprobs") and reply.top_logprobs:
+            choice["logprobs"] = {"content": [_logprobs(alts) for alts in reply.top_logprobs]}
         return web.json_response(
             {
                 "id": f"chatcmpl-{len(self.requests)}",
                 "object": "chat.completion",
                 "model": self.model,
-                "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+                "choices": [choice],
                 "usage": usage,
             }
         )
@@ -254,6 +267,12 @@ class ScriptedModel:
         if self.fake is None:
             raise RuntimeError("the scripted model is not running")
         return self.fake
+
+
+def _logprobs(alternatives: Mapping[str, float]) -> dict[str, Any]:
+    ranked = sorted(alternatives.items(), key=lambda item: -item[1])
+    top = [{"token": token, "logprob": logprob} for token, logprob in ranked]
+    return {"token": ranked[0][0], "logprob": ranked[0][1], "top_logprobs": top}
 
 
 def _pieces(text: str, size: int = 4) -> list[str]:

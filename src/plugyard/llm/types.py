@@ -12,6 +12,8 @@ Role = Literal["system", "user", "assistant", "tool"]
 #: model on one core finishes in seconds.
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_DEADLINE_S = 60.0
+#: OpenAI's own ceiling; llama.cpp's server takes more, but a flow needs a handful.
+MAX_TOP_LOGPROBS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +40,10 @@ class ChatRequest:
 
     ``json_schema`` constrains the answer to JSON matching it (the answer's ``json`` is
     then parsed and checked); ``tools`` are OpenAI function definitions the model may
-    call instead. ``deadline_s`` bounds the whole call, retries included.
+    call instead. ``top_logprobs`` asks for that many alternatives of each generated
+    token with their log-probabilities (OpenAI's ``logprobs``; 0: none), which lets a
+    flow score choices with one short answer instead of reading a long one.
+    ``deadline_s`` bounds the whole call, retries included.
     """
 
     messages: tuple[Message, ...]
@@ -48,12 +53,15 @@ class ChatRequest:
     temperature: float = 0.0
     max_tokens: int = DEFAULT_MAX_TOKENS
     deadline_s: float = DEFAULT_DEADLINE_S
+    top_logprobs: int = 0
 
     def __post_init__(self) -> None:
         if not self.messages:
             raise ValueError("a chat request needs at least one message")
         if self.max_tokens <= 0 or self.deadline_s <= 0:
             raise ValueError("max_tokens and deadline_s must be positive")
+        if not 0 <= self.top_logprobs <= MAX_TOP_LOGPROBS:
+            raise ValueError(f"top_logprobs must be 0-{MAX_TOP_LOGPROBS}")
 
     @classmethod
     def of(cls, *messages: tuple[Role, str], **options: Any) -> ChatRequest:
@@ -72,12 +80,21 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenLogprob:
+    """One candidate for a generated token, with its log-probability."""
+
+    token: str
+    logprob: float
+
+
+@dataclass(frozen=True, slots=True)
 class ChatAnswer:
     """A finished answer and what it cost.
 
     ``json`` is the parsed answer when the request carried a schema (already checked
-    against it); ``duration_ms`` is wall time of the whole call, retries included, so a
-    flow can put ``llm_calls`` and ``tokens`` into a result's ``cost``.
+    against it); ``top_logprobs`` the alternatives of each generated token, if asked;
+    ``duration_ms`` is wall time of the whole call, retries included, so a flow can put
+    ``llm_calls`` and ``tokens`` into a result's ``cost``.
     """
 
     text: str
@@ -88,6 +105,8 @@ class ChatAnswer:
     json: Any = None
     tool_calls: tuple[ToolCall, ...] = ()
     attempts: int = 1
+    #: Per generated token, its alternatives best first (when ``top_logprobs`` asked).
+    top_logprobs: tuple[tuple[TokenLogprob, ...], ...] = ()
 
     def cost(self) -> dict[str, float | int]:
         """This call as the result envelope's ``cost`` counts it."""

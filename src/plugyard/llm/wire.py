@@ -16,7 +16,15 @@ from typing import Any
 import jsonschema_rs
 
 from plugyard.llm.errors import invalid_answer
-from plugyard.llm.types import ChatAnswer, ChatRequest, Delta, Message, ToolCall, Usage
+from plugyard.llm.types import (
+    ChatAnswer,
+    ChatRequest,
+    Delta,
+    Message,
+    TokenLogprob,
+    ToolCall,
+    Usage,
+)
 
 
 def request_body(request: ChatRequest, model: str, *, stream: bool = False) -> dict[str, Any]:
@@ -39,6 +47,9 @@ def request_body(request: ChatRequest, model: str, *, stream: bool = False) -> d
         }
     if request.tools:
         body["tools"] = [dict(tool) for tool in request.tools]
+    if request.top_logprobs:
+        body["logprobs"] = True
+        body["top_logprobs"] = request.top_logprobs
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -104,6 +115,7 @@ def answer_from(
         model=str(payload.get("model") or model),
         tool_calls=_tool_calls(message.get("tool_calls")),
         attempts=attempts,
+        top_logprobs=_top_logprobs(choices[0].get("logprobs")),
     )
     if request.json_schema is None or answer.tool_calls:
         return answer
@@ -174,6 +186,27 @@ def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
             raise invalid_answer(f"the arguments of {function['name']!r} are not an object")
         calls.append(ToolCall(function["name"], dict(parsed), str(item.get("id") or "")))
     return tuple(calls)
+
+
+def _top_logprobs(raw: Any) -> tuple[tuple[TokenLogprob, ...], ...]:
+    # OpenAI's shape, which llama.cpp's server shares: {"content": [{"token", "logprob",
+    # "top_logprobs": [{"token", "logprob"}, …]}, …]}. Anything else reads as none: the
+    # caller asked for evidence, and no evidence is an answer it must handle anyway.
+    content = raw.get("content") if isinstance(raw, Mapping) else None
+    if not isinstance(content, list):
+        return ()
+    tokens = []
+    for item in content:
+        found = item.get("top_logprobs") if isinstance(item, Mapping) else None
+        alternatives = [
+            TokenLogprob(alt["token"], float(alt["logprob"]))
+            for alt in (found if isinstance(found, list) else [])
+            if isinstance(alt, Mapping)
+            and isinstance(alt.get("token"), str)
+            and isinstance(alt.get("logprob"), int | float)
+        ]
+        tokens.append(tuple(alternatives))
+    return tuple(tokens)
 
 
 def _count(value: Any) -> int:

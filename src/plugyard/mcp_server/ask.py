@@ -22,7 +22,8 @@ import jsonschema_rs
 from plugyard.manifest.exporters.mcp_schema import portable
 from plugyard.mcp_server.results import REQUEST_META, STATUS_META, error_result
 from plugyard.routing import STATUSES, Answer
-from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS, MAX_MESSAGE_CHARS
+from plugyard.routing.failures import MAX_MESSAGE_CHARS
+from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS
 from plugyard.yard import Yard
 
 ASK = "ask"

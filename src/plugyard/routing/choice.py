@@ -34,6 +34,7 @@ class Candidate:
     operation: Operation
     score: float
     description: str = ""
+    name: str = ""  # the plugin's name for people, when it has one
     #: The plugin's descriptor, for exporting the operation as a tool definition.
     descriptor: PluginDescriptor | None = None
 
@@ -74,6 +75,21 @@ def argument_schema(operation: Operation) -> Mapping[str, Any]:
     if len(text) > MAX_ARGUMENT_SCHEMA_CHARS or '"$ref"' in text or schema.get("type") != "object":
         return ANY_OBJECT
     return schema
+
+
+def takes_no_arguments(operation: Operation) -> bool:
+    """The operation declares no parameters (no properties, none required, no schema
+    for extra ones): it is called with ``{}`` and no model is asked for arguments."""
+    schema = operation.parameters
+    extra = schema.get("additionalProperties")
+    return (
+        not schema.get("properties")
+        and not schema.get("required")
+        and not schema.get("patternProperties")
+        and not isinstance(extra, dict)
+        and "$ref" not in schema
+        and not any(key in schema for key in ("anyOf", "oneOf", "allOf"))
+    )
 
 
 def answer_schema(candidates: Sequence[Candidate], *, loose: bool = False) -> dict[str, Any]:

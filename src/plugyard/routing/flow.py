@@ -1,6 +1,10 @@
 """The routing flow (HomeClaw §5): retrieve → the model chooses → the executor calls →
 post-process when the operation asks → answer; up to ``max_steps`` calls.
 
+How the model chooses is decide.py's: by default it judges each candidate and its
+verdicts are fused with retrieval's scores, then only the chosen operation's arguments
+are asked for. ``dry_run`` stops before the call and answers with the plan.
+
 The model never calls anything itself: its constrained answer is read back against the
 candidates (the caller's rights decided them) and turned into an executor call with the
 caller's context, so policy, approvals, idempotency, validation and audit apply as on
@@ -26,6 +30,21 @@ from plugyard.routing.choice import (
     read_choice,
     read_tool_call,
     route_tool,
+    takes_no_arguments,
+)
+from plugyard.routing.decide import (
+    DEFAULT_METHOD,
+    Judged,
+    Method,
+    judge,
+    verdict_options,
+)
+from plugyard.routing.failures import (
+    ModelFailed,
+    OutOfTokens,
+    check_request,
+    failure,
+    refused,
 )
 from plugyard.routing.outcomes import Answer, Status
 from plugyard.routing.prompt import known_line, post_process_messages, render, routing_messages
@@ -38,31 +57,12 @@ Rights = Callable[[str | None, Sequence[str]], CanSee]
 OnStep = Callable[[Step], None]
 Mode = Literal["constrained", "tools"]
 
-#: Longer messages are refused (``invalid_request``) rather than cut: a cut request
-#: could route to something the user did not ask for.
-MAX_MESSAGE_CHARS = 8000
 #: The answer's text is cut here; ``data`` keeps the output as the executor returned it.
 MAX_ANSWER_CHARS = 16_000
 DEFAULT_K = 5
 DEFAULT_MAX_STEPS = 3
 DEFAULT_MAX_TOKENS = 16_000
 NONE_TEXT = "None of the operations available to you fits this request."
-
-
-class _ModelFailed(Exception):
-    def __init__(self, code: str, message: str, status: Any = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.status = code, message, status
-
-    @property
-    def schema_refused(self) -> bool:
-        """The server (or the embedded model) would not take the request as asked —
-        with constrained decoding, most likely a parameter schema it cannot compile."""
-        return self.code == "invalid_request" or self.status in (400, 422)
-
-
-class _OutOfTokens(Exception):
-    pass
 
 
 @dataclass(slots=True)
@@ -78,6 +78,8 @@ class _Run:
     max_tokens: int
     deadline_s: float
     on_step: OnStep | None
+    method: Method = DEFAULT_METHOD
+    dry_run: bool = False
     steps: list[Step] = field(default_factory=list)
     known: list[str] = field(default_factory=list)
     llm_calls: int = 0
@@ -131,29 +133,33 @@ class Router:
         request_id: str | None = None,
         deadline_s: float = 60.0,
         on_step: OnStep | None = None,
+        method: Method = DEFAULT_METHOD,
+        dry_run: bool = False,
     ) -> Answer:
         """Route ``message`` for ``subject`` (no subject: the embedding application,
         with the admin role, as ``yard.call``). The same ``request_id`` again replays
-        the steps that ran instead of running them twice (governed yards)."""
+        the steps that ran instead of running them twice (governed yards). ``method``
+        is how the model chooses (decide.py); ``dry_run`` ends ``planned`` with the
+        first call chosen (``data``: its plugin, operation and arguments), not made."""
         if roles is None:
             roles = (ADMIN_ROLE,) if subject is None else ()
         context = CallContext(request_id or new_request_id(), subject, tuple(roles))
-        problem = _check(message, k, max_steps)
+        problem = check_request(message, k, max_steps, method)
         if problem is not None:
-            return _refused(context, "invalid_request", problem)
+            return refused(context, "invalid_request", problem)
         try:
             model = llm or self._llm()
         except (PlugyardError, ValueError) as exc:
-            return _refused(context, getattr(exc, "code", "llm_unavailable"), str(exc))
+            return refused(context, getattr(exc, "code", "llm_unavailable"), str(exc))
         can_see = self._rights(subject, roles)
         run = _Run(message.strip(), context, can_see, model, mode, k, max_tokens, deadline_s,
-                   on_step)  # fmt: skip
+                   on_step, method, dry_run)  # fmt: skip
         try:
             for number in range(1, max_steps + 1):
                 ended = await self._step(run, number)
                 if ended is not None:
                     return ended
-        except _OutOfTokens:
+        except OutOfTokens:
             text, data = run.output or ("", None)
             return run.end("step_limit", text, data, limit="max_tokens")
         text, data = run.output or ("", None)
@@ -180,17 +186,30 @@ class Router:
         if not candidates:
             step(None, "none", notes=("nothing relevant the caller may call",))
             return run.nothing_fits(None)
+        offered: Sequence[Candidate] = candidates
+        if run.method == "scored" and run.mode == "constrained" and len(candidates) > 1:
+            try:
+                judged = await self._judge(run, candidates)
+            except OutOfTokens:
+                step(None, "step_limit", notes=("the token budget is spent",))
+                raise
+            except ModelFailed as exc:
+                step(None, "error", error_code=exc.code)
+                return run.fail(exc.code, exc.message)
+            verdicts = {j.candidate.key: j.verdict for j in judged}
+            retrieved = tuple(r.judged(verdicts[(r.plugin, r.operation)]) for r in retrieved)
+            offered = (judged[0].candidate,)  # only its arguments are asked for
 
         repair: str | None = None
         notes: list[str] = []
         attempt = 0
         while True:
             try:
-                choice = await self._choose(run, candidates, repair)
-            except _OutOfTokens:
+                choice = await self._choose(run, offered, repair)
+            except OutOfTokens:
                 step(None, "step_limit", notes=(*notes, "the token budget is spent"))
                 raise
-            except _ModelFailed as exc:
+            except ModelFailed as exc:
                 if exc.code == "llm_invalid_answer" and repair is None:
                     repair = exc.message
                     notes.append(f"repair: {exc.message}")
@@ -201,6 +220,11 @@ class Router:
             if choice.candidate is None:
                 step(choice, "none", repaired=repair is not None, notes=tuple(notes))
                 return run.nothing_fits(choice.reply)
+            if run.dry_run:
+                step(choice, "planned", repaired=repair is not None, notes=tuple(notes))
+                planned = choice.to_dict()
+                text = f"would call {planned['plugin']}.{planned['operation']}"
+                return run.end("planned", text, planned)
             key = f"{run.context.request_id}:{number}.{attempt}"
             result = await self._call(run, choice.candidate, choice, key)
             code = result.error.code if result.error is not None else None
@@ -230,10 +254,10 @@ class Router:
         if candidate.operation.post_process:
             try:
                 text = await self._post_process(run, candidate, result.data)
-            except _OutOfTokens:  # the call ran: its output is still the answer's data
+            except OutOfTokens:  # the call ran: its output is still the answer's data
                 called(notes=(*notes, "not post-processed: the token budget is spent"))
                 return run.end("step_limit", render(result.data), result.data, limit="max_tokens")
-            except _ModelFailed as exc:
+            except ModelFailed as exc:
                 called()
                 return run.fail(exc.code, exc.message, result.data)
         else:
@@ -243,9 +267,22 @@ class Router:
         called()
         return run.end("answered", text, result.data) if choice.final else None
 
+    async def _judge(self, run: _Run, candidates: Sequence[Candidate]) -> tuple[Judged, ...]:
+        async def ask(messages: tuple[Message, ...]) -> ChatAnswer:
+            return await self._chat(run, messages, **verdict_options())
+
+        try:
+            return await judge(" ".join([run.message, *run.known[-1:]]), candidates, ask)
+        except LlmError as exc:
+            raise ModelFailed(exc.code, exc.message) from None
+
     async def _choose(
         self, run: _Run, candidates: Sequence[Candidate], repair: str | None
     ) -> Choice:
+        # The scored method has chosen; an operation without parameters needs no answer.
+        scored = run.method == "scored" and run.mode == "constrained"
+        if scored and len(candidates) == 1 and takes_no_arguments(candidates[0].operation):
+            return Choice(candidates[0], {})
         messages = routing_messages(run.message, candidates, run.known, repair)
         try:
             if run.mode == "tools":
@@ -255,7 +292,7 @@ class Router:
             try:
                 schema = answer_schema(candidates, loose=run.loose)
                 answer = await self._chat(run, messages, json_schema=schema, schema_name="route")
-            except _ModelFailed as exc:
+            except ModelFailed as exc:
                 if not exc.schema_refused or run.loose:
                     raise
                 # Once more with bare-object arguments: the executor validates them anyway.
@@ -264,7 +301,7 @@ class Router:
                 answer = await self._chat(run, messages, json_schema=schema, schema_name="route")
             return read_choice(answer.json, candidates)
         except LlmError as exc:
-            raise _ModelFailed(exc.code, exc.message) from None
+            raise ModelFailed(exc.code, exc.message) from None
 
     async def _post_process(self, run: _Run, candidate: Candidate, data: Any) -> str:
         instruction = candidate.operation.post_process_prompt
@@ -282,7 +319,7 @@ class Router:
 
     async def _chat(self, run: _Run, messages: tuple[Message, ...], **options: Any) -> ChatAnswer:
         if run.tokens >= run.max_tokens:
-            raise _OutOfTokens
+            raise OutOfTokens
         request = ChatRequest(messages, deadline_s=run.deadline_s, **options)
         started = time.perf_counter()
         run.llm_calls += 1
@@ -290,35 +327,8 @@ class Router:
             answer = await run.model.chat(request)
         except (PlugyardError, TimeoutError, OSError) as exc:
             run.llm_ms += (time.perf_counter() - started) * 1000
-            raise _failure(exc) from None
+            raise failure(exc) from None
         cost = answer.cost()
         run.tokens += int(cost["tokens"])
         run.llm_ms += float(cost["duration_ms"])
         return answer
-
-
-def _failure(exc: PlugyardError | TimeoutError | OSError) -> _ModelFailed:
-    # The model layer raises LlmError; a backend outside it may let these through.
-    if isinstance(exc, PlugyardError):
-        return _ModelFailed(exc.code, exc.message, getattr(exc, "details", {}).get("status"))
-    if isinstance(exc, TimeoutError):
-        return _ModelFailed("llm_timeout", "the model did not answer in time")
-    return _ModelFailed("llm_unavailable", f"the model cannot be reached: {exc}")
-
-
-def _check(message: object, k: int, max_steps: int) -> str | None:
-    if not isinstance(message, str) or not message.strip():
-        return "the message is empty"
-    if len(message) > MAX_MESSAGE_CHARS:
-        return f"the message is {len(message)} characters; at most {MAX_MESSAGE_CHARS}"
-    if not 1 <= k <= 50:
-        return f"k must be 1-50, not {k}"
-    if not 1 <= max_steps <= 10:
-        return f"max_steps must be 1-10, not {max_steps}"
-    return None
-
-
-def _refused(context: CallContext, code: str, message: str) -> Answer:
-    """A request refused before any step: nothing was retrieved, asked or called."""
-    return Answer("error", f"{code}: {message}", error=ErrorInfo(code, message),
-                  request_id=context.request_id)  # fmt: skip

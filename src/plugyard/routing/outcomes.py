@@ -10,7 +10,9 @@ Every ending is an :class:`Answer`, never an exception (docs/routing.md):
   ``llm_unavailable``, ``llm_timeout``, ``llm_invalid_answer`` (after the repair round) or
   the executor's code for the call;
 - ``step_limit``: the model wanted more than ``max_steps`` calls, or the token budget
-  ran out (``limit`` says which); ``data`` holds the last output, if any.
+  ran out (``limit`` says which); ``data`` holds the last output, if any;
+- ``planned``: asked with ``dry_run``, the first call was chosen and not made; ``data``
+  holds its ``plugin``, ``operation`` and ``arguments`` (not yet validated).
 """
 
 from __future__ import annotations
@@ -22,8 +24,10 @@ from typing import Any, Literal
 from plugyard.routing.trace import Step
 from plugyard.runtimes.base import ErrorInfo
 
-Status = Literal["answered", "none", "pending_approval", "error", "step_limit"]
-STATUSES: tuple[Status, ...] = ("answered", "none", "pending_approval", "error", "step_limit")
+Status = Literal["answered", "none", "pending_approval", "error", "step_limit", "planned"]
+STATUSES: tuple[Status, ...] = (
+    "answered", "none", "pending_approval", "error", "step_limit", "planned"
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

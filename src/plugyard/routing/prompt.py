@@ -52,7 +52,7 @@ def routing_messages(
     lines = [f"Request: {message}", "", "Operations:"]
     for c in candidates:
         schema = json.dumps(argument_schema(c.operation), separators=(",", ":"))
-        summary = _one_line(c.operation.description or c.description)
+        summary = one_line(c.operation.description or c.description)
         lines.append(f"- plugin={c.plugin_id} operation={c.operation.id}: {summary} {schema}")
     if known:
         lines += ["", "Known so far:", *known]
@@ -79,6 +79,6 @@ def render(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2, default=str)
 
 
-def _one_line(text: str, cap: int = 160) -> str:
+def one_line(text: str, cap: int = 160) -> str:
     line = " ".join(text.split())
     return line if len(line) <= cap else line[: cap - 1] + "…"

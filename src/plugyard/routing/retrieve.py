@@ -30,5 +30,5 @@ def retrieve(search: Search, query: str, k: int, can_see: CanSee) -> tuple[Candi
                 continue
             seen.add(key)
             found.append(Candidate(descriptor.id, operation, match.score, descriptor.description,
-                                   descriptor))  # fmt: skip
+                                   descriptor.name or "", descriptor))  # fmt: skip
     return tuple(found[:k])

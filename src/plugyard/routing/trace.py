@@ -9,14 +9,23 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class Retrieved:
-    """One candidate operation a step offered the model, with its search score."""
+    """One candidate operation a step offered the model, with its search score and,
+    when the model judged it (decide.py), its log-odds that the candidate fits."""
 
     plugin: str
     operation: str
     score: float
+    verdict: float | None = None
+
+    def judged(self, verdict: float) -> Retrieved:
+        return Retrieved(self.plugin, self.operation, self.score, verdict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"plugin": self.plugin, "operation": self.operation, "score": round(self.score, 4)}
+        out: dict[str, Any] = {"plugin": self.plugin, "operation": self.operation,
+                               "score": round(self.score, 4)}  # fmt: skip
+        if self.verdict is not None:
+            out["verdict"] = round(self.verdict, 4)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,8 @@ from fastapi import Request
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from plugyard.errors import PlugyardError
-from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS, MAX_MESSAGE_CHARS
+from plugyard.routing.failures import MAX_MESSAGE_CHARS
+from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS
 from plugyard.server.errors import is_json
 from plugyard.server.faults import InvalidRequest, fault
 
@@ -137,6 +138,12 @@ class AskBody(Strict):
         default="constrained",
         description="`constrained`: the model answers JSON on a schema of the candidates; "
         "`tools`: HomeClaw's `route_to_plugin` function (docs/routing.md).",
+    )
+    method: Literal["scored", "generate"] = Field(
+        default="scored",
+        description="How the model chooses in constrained mode: `scored` asks yes or no of "
+        "each candidate and fuses the verdicts with retrieval's scores; `generate` asks "
+        "for one answer over every candidate (docs/routing.md).",
     )
 
 

@@ -86,6 +86,7 @@ async def _ask(
         k=body.k,
         max_steps=body.max_steps,
         mode=body.mode,
+        method=body.method,
         on_step=on_step,
     )
 
