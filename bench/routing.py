@@ -107,7 +107,10 @@ async def measure(yard: Yard, queries: list[dict[str, Any]], method: str, model:
         cpu.append((time.process_time() - used) * 1000)
         if number % 20 == 0:
             print(f"{method} {model.identity}: {number}/{len(queries)}", file=sys.stderr)
-        statuses[answer.status] = statuses.get(answer.status, 0) + 1
+        status = answer.status
+        if answer.error is not None:  # which error: the model's, or the request's
+            status = f"error:{answer.error.code}"
+        statuses[status] = statuses.get(status, 0) + 1
         relevant = set(item["relevant"])
         step = answer.steps[0] if answer.steps else None
         base += bool(step and step.retrieved and step.retrieved[0].plugin in relevant)

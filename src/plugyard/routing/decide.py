@@ -1,14 +1,17 @@
 """Which candidate a step calls: the model's verdict on each, fused with retrieval's.
 
-A small local model chooses poorly when asked to write the whole choice at once, and
-worse than retrieval's own first match (bench/RESULTS.md, "Routing"). Asked one short
-question per candidate — does this operation fit the request, yes or no — it still
-knows something retrieval does not. So the default method (``scored``) reads the
-log-odds of "yes" from one generated token per candidate and adds them, weighted, to
-retrieval's fused score; the best sum is the operation, and only its arguments are then
-asked for under its own parameter schema. Both kinds of evidence are on comparable
-scales across requests (retrieval's score is z-scored over the catalog, a log-odds is
-a log-odds), so one weight, chosen on development queries, serves every request.
+A small local model asked to write the whole choice at once (``generate``) picks the
+right operation clearly less often than retrieval's own first match (bench/RESULTS.md,
+"Routing"). Asked one short question per candidate — does this operation fit the
+request, yes or no — its evidence is faint but is about the candidate rather than its
+place in a list. So the default method (``scored``) reads the log-odds of "yes" from one
+generated token per candidate and adds them, weighted, to retrieval's fused score; the
+best sum is the operation, and only its arguments are then asked for under its own
+parameter schema. Both are on scales that hold across requests (retrieval's score is
+z-scored over the catalog, a log-odds is a log-odds), so one weight serves every
+request. Weighted as low as the embedded model's evidence deserves, the verdicts only
+reorder candidates whose retrieval scores are close; a better judge would earn a
+larger weight, measured again (bench/labs/ROUTING_LAB.md).
 
 ``generate`` is the earlier method: one constrained answer over every candidate.
 """
@@ -29,8 +32,8 @@ METHODS: tuple[Method, ...] = ("scored", "generate")
 DEFAULT_METHOD: Method = "scored"
 
 #: How much one unit of the model's log-odds counts against one unit of retrieval's
-#: score (bench/RESULTS.md, "Routing": chosen on MetaTool development queries, checked
-#: on Seal-Tools).
+#: score: among the best on two MetaTool development samples (bench/labs/ROUTING_LAB.md),
+#: checked on Seal-Tools (bench/RESULTS.md, "Routing").
 MODEL_WEIGHT = 0.1
 #: Alternatives read for the verdict token: "yes" and "no" are among the likeliest.
 TOP_LOGPROBS = 20
