@@ -27,7 +27,8 @@ class CanonicalSchemas(McpFront):
             op = plugin.descriptor.operation(tool["_meta"]["io.plugyard/operation"])
             assert op is not None
             tool["inputSchema"] = llm_parameters(op.parameters)
-            if op.output_schema is not None:
+            # MCP admits only object output schemas; any other stays as exported (wrapped).
+            if op.output_schema is not None and op.output_schema.get("type") == "object":
                 tool["outputSchema"] = op.output_schema
         return tools
 
