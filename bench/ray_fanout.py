@@ -4,10 +4,11 @@
 
 One ASYNC group of ``--branches`` branches, each one call of ``--ms`` milliseconds:
 ``sleep`` waits (what an HTTP or model call does), ``spin`` computes in Python (holds the
-GIL). Each pipeline runs on a governed yard over a SQLite file (every call audited), with
-``PLUGYARD_EXECUTION`` ``local`` and then ``ray:local`` (a Ray instance started here with
-``--cpus`` CPUs, one CPU per task); the median and p90 of ``--runs`` runs after warm-up
-runs that start Ray's workers. Also: one ``heavy`` call's round trip through a Ray task.
+GIL; a loop count calibrated here to ``--ms``). Each pipeline runs on a governed yard
+over a SQLite file (every call audited), with ``PLUGYARD_EXECUTION`` ``local`` and then
+``ray:local`` (a Ray instance started here with ``--cpus`` CPUs, one CPU per task); the
+median and p90 of ``--runs`` runs after warm-up runs that start Ray's workers. Also: one
+``heavy`` call's round trip through a Ray task.
 Prints a Markdown table.
 """
 
@@ -34,9 +35,23 @@ from plugyard.yard import Settings, Yard
 PLUGINS = Path(__file__).resolve().parent / "plugins" / "fanout"
 
 
-def document(branches: int, operation: str, ms: float) -> dict[str, Any]:
+def calibrate(ms: float) -> int:
+    """The loop count of the plugin's ``spin`` that takes ``ms`` of CPU time here (CPU
+    time, not wall time: other work on the machine must not change the branch's size)."""
+    loops = 1_000_000
+    took = []
+    for _ in range(5):
+        started = time.process_time()
+        total = 0
+        for i in range(loops):
+            total += i
+        took.append(time.process_time() - started)
+    return round(loops * ms / 1000 / statistics.median(took))
+
+
+def document(branches: int, operation: str, params: dict[str, Any]) -> dict[str, Any]:
     children = [
-        {"plugin": "nap", "operation": operation, "id": f"b{i}", "params": {"ms": ms}}
+        {"plugin": "nap", "operation": operation, "id": f"b{i}", "params": params}
         for i in range(branches)
     ]
     group = {
@@ -72,12 +87,13 @@ async def measure(args: argparse.Namespace, folder: Path, execution: str) -> dic
                         plugin_dirs=(PLUGINS,), execution=execution)  # fmt: skip
     out: dict[str, Any] = {}
     with Yard.from_settings(settings) as yard:
+        params = {"sleep": {"ms": args.ms}, "spin": {"loops": args.loops}}
         for operation in ("sleep", "spin"):
-            source = document(args.branches, operation, args.ms)
+            source = document(args.branches, operation, params[operation])
             out[operation] = await runs(yard, source, args.runs, warm=3)
 
         async def heavy() -> None:
-            result = await yard.call("nap", "spin_heavy", {"ms": 0})
+            result = await yard.call("nap", "spin_heavy", {"loops": 0})
             assert result.ok, result.error
 
         out["heavy"] = await median_per_call(heavy, 20, warm=20, rounds=5) * 1000
@@ -91,6 +107,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--cpus", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
+    args.loops = calibrate(args.ms)
     import ray
 
     started = time.perf_counter()
@@ -102,8 +119,8 @@ def main() -> None:
         remote = asyncio.run(measure(args, Path(tmp), "ray:local"))
     ray.shutdown()
     ideal = args.branches * args.ms / args.cpus
-    print(f"{args.branches} branches × {args.ms:g} ms, {args.runs} runs, Ray with "
-          f"{args.cpus} CPUs (ray.init {init_s:.1f} s); load average "
+    print(f"{args.branches} branches × {args.ms:g} ms ({args.loops} loop turns for spin), "
+          f"{args.runs} runs, Ray with {args.cpus} CPUs (ray.init {init_s:.1f} s); load average "
           f"{os.getloadavg()[0]:.1f}\n")  # fmt: skip
     print("| workload | local p50 ms | local p90 ms | Ray p50 ms | Ray p90 ms | Ray / local |")
     print("|---|---:|---:|---:|---:|---:|")

@@ -15,6 +15,9 @@ import pytest
 
 from plugyard.errors import PlugyardError
 from plugyard.execution.backend import BackendSpec
+from plugyard.execution.executor import CallRequest, new_request_id
+from plugyard.execution.result import Result
+from plugyard.runtimes.base import CallContext
 from plugyard.yard import Settings, Yard
 
 PLUGINS = Path(__file__).parent / "ray_plugins"
@@ -78,6 +81,24 @@ def test_a_heavy_operation_denied_by_policy_is_denied_on_the_worker_and_audited(
         ]
 
     asyncio.run(scenario())
+
+
+def test_one_idempotency_key_split_over_ray_tasks_has_one_effect(
+    yard: Yard, tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects.txt"
+
+    def request() -> CallRequest:
+        context = CallContext(request_id=new_request_id(), subject="bob", idempotency_key="k1")
+        return CallRequest("ray-probe", "count", {"path": str(effects)}, context)
+
+    async def scenario() -> list[Result]:
+        return await asyncio.gather(*(yard.executor.call(request()) for _ in range(6)))
+
+    results = asyncio.run(scenario())
+    assert len(effects.read_text().splitlines()) == 1
+    assert any(r.ok for r in results)
+    assert {r.data["pid"] for r in results if r.ok} != {os.getpid()}
 
 
 def test_cancelling_a_heavy_call_reaches_its_ray_task(yard: Yard) -> None:

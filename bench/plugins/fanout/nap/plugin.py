@@ -1,7 +1,7 @@
 """Branches of known cost: waiting (I/O-like) and computing (CPU-bound, holds the GIL)."""
 
 import asyncio
-import time
+import os
 from typing import Any
 
 
@@ -10,13 +10,14 @@ async def sleep(ms: float = 10) -> dict[str, Any]:
     return {"ms": ms}
 
 
-def spin(ms: float = 10) -> dict[str, Any]:
-    end = time.perf_counter() + ms / 1000
-    n = 0
-    while time.perf_counter() < end:
-        n += 1
-    return {"ms": ms, "loops": n}
+def spin(loops: int = 0) -> dict[str, Any]:
+    # A fixed amount of work (the benchmark calibrates ``loops`` to 10 ms), not a fixed
+    # time: time-based spins in threads would overlap and look parallel.
+    total = 0
+    for i in range(loops):
+        total += i
+    return {"loops": loops, "pid": os.getpid()}
 
 
-def spin_heavy(ms: float = 10) -> dict[str, Any]:
-    return spin(ms)
+def spin_heavy(loops: int = 0) -> dict[str, Any]:
+    return spin(loops)

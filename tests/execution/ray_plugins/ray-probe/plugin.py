@@ -21,3 +21,9 @@ async def hold(port: int) -> dict[str, Any]:
     finally:
         writer.close()
     return {}
+
+
+def count(path: str) -> dict[str, Any]:
+    with open(path, "a") as out:
+        out.write(f"{os.getpid()}\n")
+    return {"pid": os.getpid()}
