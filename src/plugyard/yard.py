@@ -325,10 +325,12 @@ class Yard:
             raise PlugyardError("a Ray worker cannot open an in-memory database: "
                                 "give the yard a SQLite file or a PostgreSQL URL",
                                 code="execution_backend_unavailable")  # fmt: skip
-        # The worker builds its yard as this one was built, on the same database (the
-        # URL with its password: the worker must log in too), running everything itself.
+        # The worker builds its yard on the same database (the URL with its password: the
+        # worker must log in too) and runs everything itself. It reads the registry and
+        # the policy this yard keeps there, never its sources or policy file again.
         database = url.render_as_string(hide_password=False)
-        worker_settings = replace(self.settings, database=database, execution="local")
+        worker_settings = replace(self.settings, database=database, execution="local",
+                                  policy_file=None)  # fmt: skip
         # One yard per worker process for equal settings, however many callers share them.
         key = hashlib.sha256(repr(worker_settings).encode()).hexdigest()
         governance = self.governance
@@ -728,16 +730,22 @@ _worker_yards: list[Yard] = []
 def worker_executor(settings: Settings) -> Executor:
     """The executor of an execution backend's worker (execution.ray_worker): a yard on
     the caller's database that follows the registry and policy changes other processes
-    make, as a replica does. Built once per worker process and database."""
+    make, as a replica does. Built once per worker process and database.
+
+    It syncs no source: the replicas did, and the registry in the store says where each
+    plugin's code is (a worker missing a plugin folder must not unregister it for the
+    whole fleet). Plugins handed to a replica's runtime as code objects do not exist
+    here."""
     from plugyard.store.watch import ChangeWatcher
 
-    yard = Yard.from_settings(settings)
+    store = Store.open(settings.database)
+    yard = Yard(settings, store, Registry.over(store))
     policy = yard.policy
-    watcher = ChangeWatcher.over(yard.store, {
+    watcher = ChangeWatcher.over(store, {
         "plugins": yard.registry.refresh_ids,
         "policies": lambda _subjects: policy.refresh() if policy is not None else None,
     })  # fmt: skip
-    yard.registry.refresh()
+    yard.registry.load()  # after the watcher's first position: nothing falls between
     watcher.start()
     _worker_yards.append(yard)  # lives as long as the worker process
     return yard.executor

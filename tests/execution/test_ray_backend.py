@@ -144,6 +144,17 @@ def test_a_heavy_calls_deadline_holds_on_the_worker(yard: Yard) -> None:
     asyncio.run(scenario())
 
 
+def test_a_worker_dying_under_a_call_answers_worker_lost_once(yard: Yard) -> None:
+    result = asyncio.run(yard.call("ray-probe", "die", subject="bob"))
+    assert result.error is not None and result.error.code == "worker_lost"
+    # Not run again (a call runs at most once), and audited by the caller's side.
+    assert audited(yard, result.request_id) == [
+        ("bob", "ray-probe", "die", "none", "error", "worker_lost")
+    ]
+    after = asyncio.run(yard.call("ray-probe", "where", {"value": 1}, subject="bob"))
+    assert after.ok  # Ray replaced the worker
+
+
 def test_the_setting_names_local_ray_local_or_a_ray_address() -> None:
     assert not BackendSpec.parse(None).remote
     assert BackendSpec.parse("ray:local") == BackendSpec("ray", "local")

@@ -27,3 +27,7 @@ def count(path: str) -> dict[str, Any]:
     with open(path, "a") as out:
         out.write(f"{os.getpid()}\n")
     return {"pid": os.getpid()}
+
+
+def die() -> dict[str, Any]:
+    os._exit(3)
