@@ -17,6 +17,7 @@ from plugyard.errors import PlugyardError
 from plugyard.execution.backend import BackendSpec
 from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.result import Result
+from plugyard.policy.base import Subject
 from plugyard.runtimes.base import CallContext
 from plugyard.yard import Settings, Yard
 
@@ -26,9 +27,13 @@ version: 1
 subjects:
   bob: {roles: [user]}
   eve: {roles: [user]}
+  carol: {roles: [clerk]}
+  alice: {roles: [admin]}
 grants:
   - {to: "role:user", plugin: ray-probe, effect: allow}
   - {to: "subject:eve", plugin: ray-probe, operation: where, effect: deny}
+  - {to: "role:clerk", plugin: ray-probe, operation: count, effect: allow_with_approval}
+  - {to: "role:admin", plugin: "*", verb: approve, effect: allow}
 """
 
 
@@ -99,6 +104,30 @@ def test_one_idempotency_key_split_over_ray_tasks_has_one_effect(
     assert len(effects.read_text().splitlines()) == 1
     assert any(r.ok for r in results)
     assert {r.data["pid"] for r in results if r.ok} != {os.getpid()}
+
+
+def test_one_approval_receipt_redeemed_by_several_ray_tasks_runs_once(
+    yard: Yard, tmp_path: Path
+) -> None:
+    effects = tmp_path / "effects.txt"
+
+    def request(receipt: str | None = None) -> CallRequest:
+        context = CallContext(request_id=new_request_id(), subject="carol")
+        return CallRequest("ray-probe", "count", {"path": str(effects)}, context,
+                           approval_receipt=receipt)  # fmt: skip
+
+    asked = asyncio.run(yard.executor.call(request()))
+    assert asked.status == "pending_approval" and not effects.exists()
+    yard.admin.decide(asked.data["action_id"], Subject("alice", ("admin",)), True)
+
+    async def redeem() -> list[Result]:
+        receipt = asked.data["receipt"]
+        return await asyncio.gather(*(yard.executor.call(request(receipt)) for _ in range(4)))
+
+    results = asyncio.run(redeem())
+    assert len(effects.read_text().splitlines()) == 1
+    assert [r.status for r in results].count("success") == 1
+    assert {r.error.code for r in results if r.error is not None} == {"receipt_used"}
 
 
 def test_cancelling_a_heavy_call_reaches_its_ray_task(yard: Yard) -> None:
