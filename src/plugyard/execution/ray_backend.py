@@ -85,7 +85,11 @@ class RayBackend:
         import ray
         from ray import exceptions as rx
 
-        ref = remote.remote(self._worker, request)
+        try:
+            ref = remote.remote(self._worker, request)
+        except Exception as exc:  # the connection went away since it was made
+            message = f"cannot submit to Ray at {self.address}: {exc}"
+            return await self._failed(request, started, "execution_backend_unavailable", message)
         seconds = (request.timeout_ms or self._default_timeout_ms) / 1000 + self._grace_s
         try:
             async with asyncio.timeout(seconds):
