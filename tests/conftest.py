@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,26 @@ def _data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     home = tmp_path_factory.mktemp("data-home")
     monkeypatch.setenv("PLUGYARD_HOME", str(home / "plugyard"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg"))
+
+
+@pytest.fixture(scope="session")
+def ray_local() -> Iterator[None]:
+    """One Ray instance on loopback for the session (starting one takes seconds): the
+    Ray backend's ``ray:local`` uses it. Without Ray installed the tests skip, except on
+    CI, which installs the ``ray`` extra (scripts/setup.sh) and fails instead."""
+    from plugyard.store.testing import on_ci
+
+    # Loopback only: without this Ray swaps 127.0.0.1 for the interface address (read
+    # when ray is imported; its workers inherit it).
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray
+    except ImportError:
+        if on_ci():
+            pytest.fail("ray is not installed: scripts/setup.sh installs plugyard[ray]",
+                        pytrace=False)  # fmt: skip
+        pytest.skip("ray is not installed (pip install 'plugyard[ray]')")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             _node_ip_address="127.0.0.1")  # fmt: skip
+    yield
+    ray.shutdown()

@@ -81,8 +81,15 @@ def test_settings_read_the_environment() -> None:
         "PLUGYARD_PLUGIN_DIRS": f"a{__import__('os').pathsep}b",
         "PLUGYARD_BUILTINS": "0",
         "PLUGYARD_ENTRYPOINTS": "dist-a,dist-b:entry",
+        "PLUGYARD_EXECUTION": "ray://10.0.0.5:10001",
+        "PLUGYARD_EXECUTION_CONNECT_TIMEOUT_S": "2.5",
     }
     settings = Settings.from_env(env)
+    assert (settings.execution, settings.execution_connect_timeout_s) == (
+        "ray://10.0.0.5:10001",
+        2.5,
+    )
+    assert Settings.from_env({}).execution == "local"
     assert settings.database == "sqlite:///x.db"
     assert settings.plugin_dirs == (Path("a"), Path("b"))
     assert settings.builtins is False

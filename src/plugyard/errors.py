@@ -95,6 +95,10 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "worker_lost": ErrorSpec(
         502, "The worker running the call died or was killed before it answered."
     ),
+    # The execution backend (docs/scaling.md#ray): fan-out and heavy operations on Ray.
+    "execution_backend_unavailable": ErrorSpec(
+        503, "The execution backend (a Ray cluster) cannot be reached; the call did not run."
+    ),
     # Governance (docs/governance.md).
     "policy_invalid": ErrorSpec(
         422, "The policy document is malformed or unknown; nothing is allowed."

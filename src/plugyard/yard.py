@@ -10,6 +10,8 @@ is first used.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
 import os
 import sys
@@ -46,6 +48,7 @@ from plugyard.store.urls import DATABASE_URL_ENV
 if TYPE_CHECKING:
     from plugyard.discovery.service import DiscoveryService
     from plugyard.execution.admin import Administration
+    from plugyard.execution.backend import Caller, ExecutionBackend
     from plugyard.execution.executor import Executor
     from plugyard.execution.governance import Governance
     from plugyard.execution.result import Result
@@ -113,6 +116,10 @@ class Settings:
     plugin_venvs: bool = False
     venv_index_url: str | None = None
     venv_wheels: Path | None = None
+    # Where fan-out runs (docs/scaling.md#ray): local (asyncio here) | ray:local |
+    # ray://host:port — pipeline branches and iterations, feed runs and heavy operations.
+    execution: str = "local"
+    execution_connect_timeout_s: float = 10.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -154,6 +161,10 @@ class Settings:
             venv_wheels=Path(env["PLUGYARD_VENV_WHEELS"])
             if env.get("PLUGYARD_VENV_WHEELS")
             else None,
+            execution=env.get("PLUGYARD_EXECUTION") or "local",
+            execution_connect_timeout_s=float(
+                env.get("PLUGYARD_EXECUTION_CONNECT_TIMEOUT_S") or 10.0
+            ),
         )
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -291,9 +302,49 @@ class Yard:
         from plugyard.execution.executor import Executor, Limits
 
         governance, limits = self.governance, Limits(self.settings.default_timeout_ms)
-        return Executor(self.registry, self.runtimes.lazy, limits=limits, policy=self.policy,
-                        audit=governance.audit if governance else None,
-                        governance=governance)  # fmt: skip
+        executor = Executor(self.registry, self.runtimes.lazy, limits=limits,
+                            policy=self.policy, audit=governance.audit if governance else None,
+                            governance=governance)  # fmt: skip
+        if self.backend is not None:
+            executor.offload = self.backend  # heavy operations run there
+        return executor
+
+    @part
+    def backend(self) -> ExecutionBackend | None:
+        """The execution backend fan-out runs on (docs/scaling.md#ray); ``None`` for
+        ``local``: the executor itself, on this event loop."""
+        from plugyard.execution.backend import BackendSpec
+
+        spec = BackendSpec.parse(self.settings.execution)
+        if not spec.remote:
+            return None
+        from plugyard.execution.ray_backend import RayBackend, WorkerSpec
+
+        url = self.store.engine.url
+        if url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:"):
+            raise PlugyardError("a Ray worker cannot open an in-memory database: "
+                                "give the yard a SQLite file or a PostgreSQL URL",
+                                code="execution_backend_unavailable")  # fmt: skip
+        # The worker builds its yard on the same database (the URL with its password: the
+        # worker must log in too) and runs everything itself. It reads the registry and
+        # the policy this yard keeps there, never its sources or policy file again.
+        database = url.render_as_string(hide_password=False)
+        worker_settings = replace(self.settings, database=database, execution="local",
+                                  policy_file=None)  # fmt: skip
+        # One yard per worker process for equal settings, however many callers share them.
+        key = hashlib.sha256(repr(worker_settings).encode()).hexdigest()
+        governance = self.governance
+        return RayBackend(
+            spec.address,
+            WorkerSpec(key, functools.partial(worker_executor, worker_settings)),
+            connect_timeout_s=self.settings.execution_connect_timeout_s,
+            default_timeout_ms=self.settings.default_timeout_ms,
+            audit=governance.audit if governance is not None else None,
+        )
+
+    def fanout(self) -> Caller:
+        """What fan-out calls go to: the backend, else the executor."""
+        return self.backend if self.backend is not None else self.executor
 
     @part
     def outbound(self) -> OutboundClient:
@@ -594,7 +645,8 @@ class Yard:
         from plugyard.pipelines.service import PipelineService
         from plugyard.pipelines.store_sql import SqlPipelineStore
 
-        return PipelineService(self.registry, self.executor, SqlPipelineStore(self.store))
+        return PipelineService(self.registry, self.executor, SqlPipelineStore(self.store),
+                               fanout=self.fanout())  # fmt: skip
 
     @part
     def admin(self) -> Administration:
@@ -643,7 +695,8 @@ class Yard:
         if governance is None:
             raise PlugyardError("this yard is not governed (Settings.governed)",
                                 code="capability_unavailable")  # fmt: skip
-        return FeedScheduler(self.executor, governance.feeds, governance.kv, self.registry)
+        return FeedScheduler(self.executor, governance.feeds, governance.kv, self.registry,
+                             runner=self.fanout())  # fmt: skip
 
     def close(self) -> None:
         """Stop what was started; a part never built is not built to be stopped."""
@@ -654,6 +707,9 @@ class Yard:
         discovery = built(self, "discovery")
         if discovery is not None:
             discovery.close()
+        backend = built(self, "backend")
+        if backend is not None:
+            backend.close()
         # The executor's audit is the governance's when governed; either may exist alone.
         owner = built(self, "executor") or built(self, "governance")
         stop_audit = getattr(getattr(owner, "audit", None), "close", None)
@@ -666,6 +722,33 @@ class Yard:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+_worker_yards: list[Yard] = []
+
+
+def worker_executor(settings: Settings) -> Executor:
+    """The executor of an execution backend's worker (execution.ray_worker): a yard on
+    the caller's database that follows the registry and policy changes other processes
+    make, as a replica does. Built once per worker process and database.
+
+    It syncs no source: the replicas did, and the registry in the store says where each
+    plugin's code is (a worker missing a plugin folder must not unregister it for the
+    whole fleet). Plugins handed to a replica's runtime as code objects do not exist
+    here."""
+    from plugyard.store.watch import ChangeWatcher
+
+    store = Store.open(settings.database)
+    yard = Yard(settings, store, Registry.over(store))
+    policy = yard.policy
+    watcher = ChangeWatcher.over(store, {
+        "plugins": yard.registry.refresh_ids,
+        "policies": lambda _subjects: policy.refresh() if policy is not None else None,
+    })  # fmt: skip
+    yard.registry.load()  # after the watcher's first position: nothing falls between
+    watcher.start()
+    _worker_yards.append(yard)  # lives as long as the worker process
+    return yard.executor
 
 
 def _sources(settings: Settings, memory: FolderMemory | None = None) -> list[PluginSource]:

@@ -49,6 +49,12 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
 
+class Offload(Protocol):
+    """Where operations marked ``heavy`` run instead (execution.backend: a Ray cluster)."""
+
+    async def call(self, request: CallRequest) -> Result: ...
+
+
 class PluginLookup(Protocol):
     """Where the executor finds plugins (the registry, or a test double)."""
 
@@ -129,11 +135,16 @@ class Executor:
         self._hosts: dict[tuple[str, str], Host] = {}
         self._targets: dict[tuple[str, str], Target] = {}
         self._allow_all = isinstance(self._policy, AllowAll)
+        #: The backend heavy operations run on; ``None`` runs everything here. The
+        #: backend's worker runs them through an executor of its own without one.
+        self.offload: Offload | None = None
 
     # ----------------------------------------------------------------- public API
 
     async def call(self, request: CallRequest) -> Result:
         """Run one operation and answer its result envelope (progress is dropped)."""
+        if self.offload is not None and self._heavy(request):
+            return await self.offload.call(request)
         call = self._begin(request)
         try:
             result = self._prepare(call) or await self._run(call)
@@ -147,6 +158,9 @@ class Executor:
 
     async def stream(self, request: CallRequest) -> AsyncIterator[Progress | Result]:
         """Run one operation: progress events first (streaming operations), then the result."""
+        if self.offload is not None and self._heavy(request):
+            yield await self.offload.call(request)  # a heavy operation's progress stays there
+            return
         call = self._begin(request)
         try:
             refusal = self._prepare(call)
@@ -170,6 +184,11 @@ class Executor:
         if self._settle is not None:
             await self._settle()
         yield finished
+
+    def _heavy(self, request: CallRequest) -> bool:
+        plugin = self._plugins.find(request.plugin_id)
+        operation = _operation(plugin, request.operation) if plugin is not None else None
+        return operation is not None and operation.heavy
 
     # ----------------------------------------------------------------- the steps
 

@@ -10,7 +10,9 @@ its watermark and its per-source watermarks in the call's session
 (``context["session"]``: ``cursor``, ``watermark``, ``watermarks``). The result's status,
 data and ``next_cursor`` are stored per feed, its ``data["watermark"]`` and each entry of
 ``data["watermarks"]`` (source → watermark) for the next run (Shu's Source Sync Pattern).
-Each tick is claimed in the store first, so two schedulers never run it twice.
+Each tick is claimed in the store first, so two schedulers never run it twice. The call
+itself goes to the yard's execution backend (``runner``: the executor, or a Ray task
+that runs it through an executor on a worker — docs/scaling.md#ray).
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ class PluginLookup(Protocol):
     def find(self, plugin_id: str) -> RegisteredPlugin | None: ...
 
 
+class Runner(Protocol):
+    async def call(self, request: CallRequest) -> Result: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Tick:
     feed_id: str
@@ -56,8 +62,10 @@ class FeedScheduler:
         plugins: PluginLookup,
         *,
         clock: Callable[[], float] = time.time,
+        runner: Runner | None = None,
     ) -> None:
         self._executor, self._feeds, self._kv, self._plugins = executor, feeds, kv, plugins
+        self._runner: Runner = runner or executor
         self._clock = clock
 
     def add(
@@ -160,7 +168,7 @@ class FeedScheduler:
         context = CallContext(
             request_id=new_request_id(), subject=row.owner, roles=row.roles, session=session
         )
-        return await self._executor.call(CallRequest(row.plugin_id, operation, params, context))
+        return await self._runner.call(CallRequest(row.plugin_id, operation, params, context))
 
 
 def _sources(feed_id: str) -> str:

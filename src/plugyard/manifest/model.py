@@ -79,6 +79,9 @@ class Operation(_Model):
     effect: Effect = "read"
     requires_approval: bool = False
     idempotent: bool = False
+    #: Worth a machine of its own: runs on the execution backend's cluster when there is
+    #: one (docs/scaling.md#ray), in process otherwise.
+    heavy: bool = False
     streaming: bool = False
     required_scopes: tuple[str, ...] = ()
     post_process: bool = False

@@ -6,6 +6,11 @@ through them. Every plugin — stage, condition, iterator, fork, join, fallback 
 request id and subject, so it gets the executor's validation, deadline, policy and
 audit. The whole run has one deadline; each call gets what is left of it.
 
+The calls of ASYNC branches and of iterations go to the run's *fan-out* caller — the
+same executor by default, or an execution backend that runs each as a Ray task
+(:mod:`plugyard.execution.backend`); everything else — stages outside groups, the
+group's own condition, iterator, fork and join — runs here.
+
 A failure follows its call's policy: ``stop`` ends the run (or the group whose
 ``on_error`` is ``skip``), ``skip`` goes on without it, ``fallback`` calls the named
 plugin in its place. Cancelling the run cancels every branch. The engine keeps no
@@ -24,7 +29,7 @@ from typing import Any, Protocol
 from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.result import Result
 from plugyard.pipelines import control
-from plugyard.pipelines.groups import GroupRunner
+from plugyard.pipelines.groups import FANNED, GroupRunner
 from plugyard.pipelines.plan import Call, Group, PipelinePlan, Plan, Ref, Step
 from plugyard.pipelines.signals import DeadlineExceeded, Skipped, Stopped
 from plugyard.pipelines.trace import Kind, PipelineRun, RunStatus, Span, Status, Trace
@@ -42,9 +47,16 @@ class Caller(Protocol):
 class Engine:
     """Runs plans through a caller (the executor). Stateless between runs."""
 
-    def __init__(self, caller: Caller, *, sink: Callable[[PipelineRun], None] | None = None):
+    def __init__(
+        self,
+        caller: Caller,
+        *,
+        sink: Callable[[PipelineRun], None] | None = None,
+        fanout: Caller | None = None,
+    ):
         self.caller = caller
         self.sink = sink
+        self.fanout = fanout or caller
 
     async def run(
         self,
@@ -62,6 +74,7 @@ class Engine:
         call_context = context or CallContext(request_id=run_id)
         budget = timeout_ms or chosen.timeout_ms or DEFAULT_TIMEOUT_MS
         state = _Run(self.caller, plan, call_context, time.monotonic() + budget / 1000)
+        state.fanout = self.fanout
         values: dict[str, Any] = control.copy(dict(input))
         status: RunStatus = "success"
         error = None
@@ -114,6 +127,7 @@ class _Run(GroupRunner):
 
     def __init__(self, caller: Caller, plan: Plan, context: CallContext, deadline: float):
         self.caller = caller
+        self.fanout = caller
         self.plan = plan
         self.context = context
         self.deadline = deadline
@@ -165,7 +179,8 @@ class _Run(GroupRunner):
         """One executor call; answers its data (read by ``read`` for a control plugin)."""
         span = self.trace.open(kind, call.pointer, call.node_id, parent, plugin=call.plugin_id)
         try:
-            result = await self.caller.call(self.request(call, values, extra))
+            caller = self.fanout if FANNED.get() else self.caller
+            result = await caller.call(self.request(call, values, extra))
         except asyncio.CancelledError:
             self.trace.close(span, "timeout" if self.expired() else "cancelled")
             raise

@@ -9,6 +9,8 @@
   wrote to the join, whose output flows back into the context. ``completion`` says
   when the branches are done: ``all`` (every branch), ``first_success`` or
   ``first_failure`` (the others are cancelled).
+- Inside a branch or an iteration every call goes to the run's fan-out caller
+  (``FANNED`` says a call is there), which may run it on another machine.
 - A group that times out, or in which a failure stops, ends the run unless its
   ``on_error`` is ``skip``; then the context is put back as it was before the group.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from plugyard.pipelines import control
@@ -26,6 +29,9 @@ from plugyard.pipelines.signals import DeadlineExceeded, Skipped, Stopped
 from plugyard.pipelines.trace import Kind, Span, Status, Trace
 
 Outcome = dict[str, Any] | Stopped | None
+
+#: True inside an ASYNC branch or an iteration (a task of a branch copies it).
+FANNED: ContextVar[bool] = ContextVar("plugyard_pipeline_fanned", default=False)
 
 
 class GroupRunner:
@@ -116,6 +122,7 @@ class GroupRunner:
             label = f"{group.node_id}[{index}]"
             span = self.trace.open("iteration", group.pointer, label, parent, index=index)
             local = {**values, group.item_key: item}
+            fanned = FANNED.set(True)
             try:
                 await self.inner(group, local, span.seq)
             except Stopped as stop:
@@ -124,6 +131,8 @@ class GroupRunner:
             except asyncio.CancelledError:
                 self.trace.close(span, self._ended())
                 raise
+            finally:
+                FANNED.reset(fanned)
             changes = delta(values, local)
             changes.pop(group.item_key, None)
             self.trace.close(span, "success", output_bytes=control.size(changes))
@@ -152,6 +161,7 @@ class GroupRunner:
             start = control.branch_context(inputs[index], values, group.item_key)
             local = dict(start)
             span = self.trace.open("branch", child.pointer, names[index], parent, index=index)
+            FANNED.set(True)  # this task's own copy of the context
             try:
                 await self.step(child, local, span.seq)
             except Stopped as stop:

@@ -34,11 +34,16 @@ class PipelineService:
     """Store, validate and run pipelines; read their traces and the palette."""
 
     def __init__(
-        self, catalog: Catalog, caller: Caller, store: PipelineStore | None = None
+        self,
+        catalog: Catalog,
+        caller: Caller,
+        store: PipelineStore | None = None,
+        *,
+        fanout: Caller | None = None,
     ) -> None:
         self.catalog = catalog
         self.store: PipelineStore = store or MemoryPipelineStore()
-        self.engine = Engine(caller, sink=self._record)
+        self.engine = Engine(caller, sink=self._record, fanout=fanout)
 
     # ------------------------------------------------------------------ documents
 

@@ -30,7 +30,7 @@ _ROOT_KEYS = (
 )  # fmt: skip
 _CAPABILITY_KEYS = (
     "id", "name", "description", "parameters", "output_description", "post_process",
-    "post_process_prompt", "method", "path",
+    "post_process_prompt", "method", "path", "heavy",
 )  # fmt: skip
 _CAPABILITY_SIGNATURE = frozenset(
     {"parameters", "output_description", "post_process", "post_process_prompt", "method"}
@@ -236,6 +236,7 @@ def _operations(
                 ),
                 "http_method": ctx.text(capability.get("method"), f"{here}/method"),
                 "http_path": ctx.text(capability.get("path"), f"{here}/path"),
+                "heavy": bool(ctx.boolean(capability.get("heavy"), f"{here}/heavy")),
             }
         )
     return operations
@@ -258,6 +259,7 @@ def _write_capabilities(plugin: PluginDescriptor) -> list[dict[str, Any]]:
             "post_process_prompt": op.post_process_prompt,
             "method": op.http_method,
             "path": op.http_path,
+            "heavy": op.heavy or None,
         }
         entry.update({key: value for key, value in optional.items() if value is not None})
         out.append(entry)
