@@ -35,7 +35,7 @@ _ANALYZE_FROM = 1000
 _AVAILABLE = Scope()
 #: HNSW build parameters (the in-process graph's M; see bench/RESULTS.md, Fleet, for
 #: the recall they buy): ef_construction 64, pgvector's default, lost recall at 20k+.
-HNSW_M, HNSW_EF_CONSTRUCTION = 16, 256
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 200
 #: The search breadth: recall@10 ≥ 0.99 on random and on MiniLM vectors at 100k.
 EF_SEARCH = 400
 
@@ -242,9 +242,19 @@ class PgVectorIndex:
     def _tune(self, connection: Connection, k: int) -> None:
         # A filter applied during the HNSW walk can leave fewer than k rows; pgvector
         # 0.8's iterative scan keeps walking until k pass. ef_search buys recall.
+        # Below ~50k rows of 384 dimensions the planner prices a sequential scan and a
+        # sort under the HNSW walk and picks it: 13 ms against ~2 at 10k rows. With a
+        # selective scope the primary key's index still serves, so only the sequential
+        # scan is ruled out. One round trip for all three (SET LOCAL takes one each).
         ef = max(self._ef, 2 * int(k))
-        connection.execute(text(f"SET LOCAL hnsw.ef_search = {ef}"))
-        connection.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+        connection.execute(
+            text(
+                "SELECT set_config('hnsw.ef_search', :ef, true),"
+                " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+                " set_config('enable_seqscan', 'off', true)"
+            ),
+            {"ef": str(ef)},
+        )
 
 
 class PgVectorCandidates:
