@@ -119,6 +119,17 @@ def test_a_change_every_replica_saves_is_written_once(store: Store) -> None:
     assert vectors.index.held() == {"a": "hash-2"}
 
 
+def test_vectors_stored_before_the_extension_are_copied_over_at_load(store: Store) -> None:
+    rows = SqlVectorRepository(store)
+    rows.save("e", [StoredVector("p/op", "p", "h1", np.array([0, 0, 1, 0], np.float32))])
+    vectors = MirroredVectors(rows, PgVectorIndex(store, 4))
+    assert vectors.index.held() == {}
+    assert set(vectors.load("e")) == {"p/op"}
+    assert vectors.index.held() == {"p/op": "h1"}
+    query = np.array([0, 0, 1, 0], np.float32)
+    assert vectors.index.nearest("e", query, 1, Scope(include_unavailable=True))[0][0] == "p/op"
+
+
 # --- the search service over pgvector -------------------------------------------------
 
 WORDS = [

@@ -183,6 +183,15 @@ class PgVectorIndex:
                 text(f"DELETE FROM {self.table} WHERE doc_id = ANY(:ids)"), {"ids": ids}
             )
 
+    def owners(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        """doc id → plugin id, as the ``vectors`` table records them."""
+        with self._store.reading() as connection:
+            found = connection.execute(
+                text("SELECT doc_id, plugin_id FROM vectors WHERE doc_id = ANY(:ids)"),
+                {"ids": list(doc_ids)},
+            )
+            return {str(d): str(p) for d, p in found}
+
     def held(self) -> dict[str, str]:
         """doc id → content hash of every row (for tests and rebuilds)."""
         self.ensure()
@@ -275,7 +284,19 @@ class MirroredVectors:
         self.rows, self.index = rows, index
 
     def load(self, embedder: str) -> Precomputed:
-        return self.rows.load(embedder)
+        stored = self.rows.load(embedder)
+        # Vectors stored before the extension was there (or by an older plugyard) are
+        # reused by the index build and never saved again: copy them over now, or the
+        # dense source would not know them.
+        held = self.index.held()
+        missing = [d for d, (digest, _) in stored.items() if held.get(d) != digest]
+        if missing:
+            owners = self.index.owners(missing)
+            self.index.save(embedder, [
+                StoredVector(d, owners[d], stored[d][0], stored[d][1])
+                for d in missing if d in owners
+            ])  # fmt: skip
+        return stored
 
     def save(self, embedder: str, rows: Sequence[StoredVector]) -> None:
         # What another replica wrote already is in both tables.
