@@ -275,8 +275,13 @@ class _Visibility:
         the plugin-level ones as they are, the rights as the entries they admit."""
         f = self._filters
 
+        listed: list[frozenset[str]] = []
+
         def entries() -> frozenset[str]:
-            return frozenset(d for d in self._index.doc_ids() if self.entry(d))
+            # Once per search, however many times the pool is widened or split.
+            if not listed:
+                listed.append(frozenset(d for d in self._index.doc_ids() if self.entry(d)))
+            return listed[0]
 
         rights = None if f.can_see is allow_all else entries
         return Scope(self._families, f.capability, f.include_unavailable, rights)
