@@ -49,7 +49,12 @@ from plugyard.discovery.candidates import Scope
 from plugyard.discovery.documents import Document
 from plugyard.discovery.embedders import HashingEmbedder
 from plugyard.discovery.engine import HybridIndex
-from plugyard.discovery.pgvector import EF_SEARCH, PgVectorCandidates, PgVectorIndex
+from plugyard.discovery.pgvector import (
+    EF_SEARCH,
+    HNSW_EF_CONSTRUCTION,
+    PgVectorCandidates,
+    PgVectorIndex,
+)
 from plugyard.discovery.vector_store import StoredVector
 from plugyard.discovery.vectors import HnswIndex
 from plugyard.store import testing, timing
@@ -212,15 +217,19 @@ def _rows(ids: list[str], vectors: np.ndarray) -> Iterator[StoredVector]:
     return (StoredVector(d, d, "h", v) for d, v in zip(ids, vectors, strict=True))
 
 
-def ann_recall(url: str, name: str, data: np.ndarray, asked: np.ndarray) -> None:
+def ann_recall(
+    url: str, name: str, data: np.ndarray, asked: np.ndarray, ef_construction: int
+) -> None:
     """Raw nearest-neighbour search: pgvector at several ef_search against the
     in-process hnswlib graph and exact numpy, recall@10 against exact."""
     n, dim = data.shape
+    name = f"{name}, ef_construction {ef_construction}"
     ids = [f"d{i}" for i in range(n)]
     exact_top = [set(np.argsort(-(data @ q))[:10].tolist()) for q in asked]
     with Store.open(url) as store:
         start = time.perf_counter()
-        PgVectorIndex(store, dim).bulk_load("bench", _rows(ids, data))
+        built_with = PgVectorIndex(store, dim, ef_construction=ef_construction)
+        built_with.bulk_load("bench", _rows(ids, data))
         loaded = time.perf_counter() - start
         start = time.perf_counter()
         hnsw = HnswIndex(dim)
@@ -336,6 +345,8 @@ def main() -> None:
     parser.add_argument("--vectors", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--plugins", type=int, default=100_000)
+    parser.add_argument("--ef-construction", type=int, action="append",
+                        help="pgvector's HNSW build breadth(s) to compare")  # fmt: skip
     parser.add_argument(
         "--catalog",
         type=Path,
@@ -355,9 +366,11 @@ def main() -> None:
         if "throughput" not in args.skip:
             throughput(url, admin, args.seconds, Path(tmp))
         if "search" not in args.skip:
-            if args.catalog is not None:
-                ann_recall(url, "MiniLM, a real catalog", *catalog_vectors(args.catalog))
-            ann_recall(url, "random unit vectors", *random_vectors(args.vectors))
+            for ef_c in args.ef_construction or [HNSW_EF_CONSTRUCTION]:
+                if args.catalog is not None:
+                    catalog = catalog_vectors(args.catalog)
+                    ann_recall(url, "MiniLM, a real catalog", *catalog, ef_c)
+                ann_recall(url, "random unit vectors", *random_vectors(args.vectors), ef_c)
         if "engine" not in args.skip:
             engine_search(url, args.plugins)
 

@@ -1,10 +1,11 @@
 """Dense search inside PostgreSQL with pgvector: the vectors in a ``vector`` column with
 an HNSW index, and the caller's rights and placement filters in the same query.
 
-The in-process index (engine.py) stays the default, and the only path on SQLite. On a
-fleet it would hold every vector in every replica's memory and be rebuilt by each; here
-one copy lives in the database, is written once by whichever replica embedded the
-entry, and is searched where the filters can be joined against ``plugins``.
+On PostgreSQL with the extension, :class:`PgVectorCandidates` is the search engine's
+dense candidate source (candidates.py); on SQLite the engine keeps its in-process HNSW
+graph. That graph would be in every replica's memory and rebuilt by each; here one
+copy lives in the database, is written once per change whichever replica embedded the
+entry first, and is searched where the filters can be joined against ``plugins``.
 
 The table is made on first use rather than by a migration: the extension is optional
 (a PostgreSQL server without it still runs plugyard, searching in process), and its
@@ -33,10 +34,11 @@ _LOCK_KEY = 0x706C7567766563  # arbitrary, fixed
 _CHUNK = 500
 _ANALYZE_FROM = 1000
 _AVAILABLE = Scope()
-#: HNSW build parameters (the in-process graph's M; see bench/RESULTS.md, Fleet, for
-#: the recall they buy): ef_construction 64, pgvector's default, lost recall at 20k+.
+#: HNSW build parameters (the in-process graph's; bench/RESULTS.md, Fleet, for the
+#: recall they buy): ef_construction 64, pgvector's default, lost recall at 20k+.
 HNSW_M, HNSW_EF_CONSTRUCTION = 16, 200
-#: The search breadth: recall@10 ≥ 0.99 on random and on MiniLM vectors at 100k.
+#: The search breadth: recall@10 1.000 on MiniLM vectors of a real catalog; vectors
+#: without clusters (random) need 800 for 0.99 at 100k (bench/RESULTS.md, Fleet).
 EF_SEARCH = 400
 
 
@@ -59,10 +61,19 @@ def literal(vector: Vectors) -> str:
 class PgVectorIndex:
     """Vectors of one dimension in ``vector_index_<dim>``, cosine distance."""
 
-    def __init__(self, store: Store, dim: int, *, ef_search: int = EF_SEARCH) -> None:
+    def __init__(
+        self,
+        store: Store,
+        dim: int,
+        *,
+        ef_search: int = EF_SEARCH,
+        ef_construction: int = HNSW_EF_CONSTRUCTION,
+    ) -> None:
         if store.backend != "postgresql":
             raise StoreError("pgvector needs a PostgreSQL store", code="store_error")
         self._store, self.dim, self._ef = store, int(dim), int(ef_search)
+        # Read when the index is built (an existing index keeps its own).
+        self._ef_construction = int(ef_construction)
         self.table = f"vector_index_{self.dim}"
         self._ready = False
 
@@ -101,7 +112,7 @@ class PgVectorIndex:
             text(
                 f"CREATE INDEX IF NOT EXISTS ix_{self.table}_hnsw ON {self.table}"
                 " USING hnsw (embedding vector_cosine_ops)"
-                f" WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"
+                f" WITH (m = {HNSW_M}, ef_construction = {self._ef_construction})"
             )
         )
 
