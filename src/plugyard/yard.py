@@ -414,13 +414,15 @@ class Yard:
         """Plugin search. The model loads when this is first read, and the index is
         built on the first search (or rebuild); from then on it follows the registry."""
         from plugyard.discovery.choose import embedder_from_spec
-        from plugyard.discovery.pgvector import vectors_for
+        from plugyard.discovery.pgvector import dense_source_for, vectors_for
         from plugyard.discovery.service import DiscoveryService
 
         s = self.settings
         embedder = embedder_from_spec(s.embedder, api_key=s.embedder_api_key,
                                       ollama_url=s.ollama_url)  # fmt: skip
-        return DiscoveryService(self.registry, embedder, vectors_for(self.store, embedder.dim))
+        vectors = vectors_for(self.store, embedder.dim)
+        source = dense_source_for(vectors, embedder.identity)
+        return DiscoveryService(self.registry, embedder, vectors, dense_source=source)
 
     def search(self, query: str, k: int = 5, filters: Filters | None = None) -> list[Match]:
         """The ``k`` plugins that best match ``query`` (docs/discovery.md)."""

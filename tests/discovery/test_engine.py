@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from plugyard.discovery import documents
+from plugyard.discovery.candidates import MemoryDenseSource, Scope
 from plugyard.discovery.documents import Document, from_mapping
 from plugyard.discovery.embedders import HashingEmbedder
 from plugyard.discovery.engine import HybridIndex
@@ -111,6 +112,29 @@ def test_ann_path_agrees_with_exact_path() -> None:
         assert got == want
         scores = [m.score for m in approx.search(q, k=5)]
         assert scores == pytest.approx([m.score for m in exact.search(q, k=5)], abs=1e-4)
+
+
+def test_a_dense_source_replaces_the_graph_and_gets_the_scope() -> None:
+    docs = [
+        Document(f"d{i}", f"tool {i}", f"handles topic{i % 37} and topic{(i * 7) % 41} tasks")
+        for i in range(400)
+    ]
+    source = MemoryDenseSource()
+    exact = HybridIndex(HashingEmbedder(dim=128), ann_threshold=10_000)
+    sourced = HybridIndex(HashingEmbedder(dim=128), ann_threshold=100, dense_source=source)
+    exact.upsert(docs)
+    sourced.upsert(docs)
+    source.rows = {d: sourced.vector(d) for d in sourced.hashes()}
+    assert sourced._ann is None  # no in-process graph beside the source
+    for q in ["topic5 tasks", "handles topic12"]:
+        assert [m.doc_id for m in sourced.search(q, k=5)] == [
+            m.doc_id for m in exact.search(q, k=5)
+        ]
+    # The scope reaches the source: what it leaves out is no dense candidate.
+    odd = frozenset(f"d{i}" for i in range(1, 400, 2))
+    scope = Scope(entries=lambda: odd)
+    hits = sourced.search("topic5 tasks", k=5, allowed=odd.__contains__, scope=scope)
+    assert hits and all(m.doc_id in odd for m in hits)
 
 
 def test_decompose_brings_both_intents() -> None:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
-from plugyard.store.changes import MemoryChangeLog, SqlChangeLog
+from plugyard.store.changes import MemoryChangeLog, Retention, SqlChangeLog, prune_in_fleet
 from plugyard.store.keys import SqlKeyRepository
+from plugyard.store.leases import SqlLeases
 from plugyard.store.plugins import PluginRow
 from plugyard.store.store import Store
+from plugyard.store.watch import ChangeWatcher, Polling
 
 from .rows import row
 
@@ -58,3 +63,91 @@ def test_memory_change_log() -> None:
     changes.append("api_keys", "k")
     assert changes.latest() == 2
     assert [c.subject for c in changes.after(first.seq)] == ["k"]
+
+
+def test_pruning_keeps_the_recent_rows_and_the_last_ones(store: Store) -> None:
+    changes = SqlChangeLog(store)
+    for i in range(6):
+        store.plugins.upsert(row(f"p{i}"))
+    seqs = [c.seq for c in changes.after(0)]
+    now = time.time()
+    # Everything is recent: nothing goes, whatever keep_last says.
+    assert changes.prune(Retention(keep_s=3600, keep_last=1), now) == 0
+    # Old enough: all but the last two go.
+    assert changes.prune(Retention(keep_s=3600, keep_last=2), now + 7200) == 4
+    assert [c.seq for c in changes.after(0)] == seqs[-2:]
+    assert changes.oldest() == seqs[-2]
+    # The newest row always stays, so seq goes on growing after it.
+    assert changes.prune(Retention(keep_s=0, keep_last=1), now + 7200) == 1
+    store.plugins.upsert(row("late"))
+    assert changes.latest() > seqs[-1]
+
+
+def test_retention_refuses_to_drop_the_newest_row() -> None:
+    with pytest.raises(ValueError, match="keep_last"):
+        Retention(keep_last=0)
+
+
+def test_one_replica_of_the_fleet_prunes_per_round(store: Store) -> None:
+    for name in ("alpha", "beta", "gamma"):
+        store.plugins.upsert(row(name))
+    leases = SqlLeases(store)
+    retention = Retention(keep_s=0, keep_last=1, every_s=60)
+    later = time.time() + 1
+    assert prune_in_fleet(store, leases, "replica-a", retention, lambda: later) == 2
+    assert prune_in_fleet(store, leases, "replica-b", retention, lambda: later) is None
+    store.plugins.upsert(row("delta"))
+    assert prune_in_fleet(store, leases, "replica-a", retention, lambda: later + 1) == 1
+
+
+def test_a_listener_whose_catch_up_point_was_pruned_reads_everything_again(
+    store: Store,
+) -> None:
+    changes = SqlChangeLog(store)
+    store.plugins.upsert(row("alpha"))
+    applied: list[str] = []
+    resyncs: list[int] = []
+    watcher = ChangeWatcher(
+        changes,
+        {"plugins": lambda ids: applied.extend(ids)},
+        lambda: Polling(threading.Event(), 0.01),
+        start_seq=changes.latest(),
+        resync=lambda: resyncs.append(changes.latest()),
+    )
+    # The listener is away while three changes are made and all but the last pruned.
+    for name in ("beta", "gamma", "delta"):
+        store.plugins.upsert(row(name))
+    assert changes.prune(Retention(keep_s=0, keep_last=1), time.time() + 1) == 3
+    watcher.catch_up()
+    assert watcher.resyncs == 1 and applied == []  # "delta" was in the full re-read
+    assert watcher.seq == changes.latest()
+    store.plugins.upsert(row("epsilon"))
+    watcher.catch_up()
+    assert applied == ["epsilon"] and watcher.resyncs == 1
+
+
+def test_a_listener_ahead_of_the_pruning_just_catches_up(store: Store) -> None:
+    changes = SqlChangeLog(store)
+    for name in ("alpha", "beta"):
+        store.plugins.upsert(row(name))
+    applied: list[str] = []
+    watcher = ChangeWatcher(
+        changes,
+        {"plugins": lambda ids: applied.extend(ids)},
+        lambda: Polling(threading.Event(), 0.01),
+        start_seq=changes.latest(),
+        resync=lambda: pytest.fail("nothing it needed was pruned"),
+    )
+    store.plugins.upsert(row("gamma"))
+    assert changes.prune(Retention(keep_s=0, keep_last=2), time.time() + 1) == 1  # alpha
+    watcher.catch_up()
+    assert applied == ["gamma"] and watcher.resyncs == 0
+
+
+def test_memory_change_log_pruning() -> None:
+    changes = MemoryChangeLog()
+    for name in "abc":
+        changes.append("plugins", name)
+    assert changes.prune_through(3) == 2  # the newest stays
+    assert changes.oldest() == 3 and changes.latest() == 3
+    assert changes.append("plugins", "d").seq == 4

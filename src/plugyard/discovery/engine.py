@@ -9,7 +9,8 @@ document. A query is embedded twice, as written and without function words
 are z-scored over the whole catalog and combined convexly (see fusion.py).
 Above `ann_threshold` documents the dense candidates come from HNSW instead of
 a full product, with the catalog statistics still exact
-(vectors.VectorRows.score_stats).
+(vectors.VectorRows.score_stats); a `dense_source` (candidates.py) may take the
+place of the in-process graph, with the search's scope applied where it searches.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from plugyard.discovery import fusion
+from plugyard.discovery.candidates import EVERYTHING, DenseSource, Scope
 from plugyard.discovery.documents import FIELDS, Document
 from plugyard.discovery.embedders import Embedder, Vectors, floor_of
 from plugyard.discovery.fusion import Scores
@@ -57,6 +59,7 @@ class HybridIndex:
         ann_threshold: int = 20_000,
         candidates: int = 100,
         query_view: bool = True,
+        dense_source: DenseSource | None = None,
     ) -> None:
         self.embedder = embedder
         self._floor = floor_of(embedder)
@@ -70,6 +73,7 @@ class HybridIndex:
         self._rows: dict[str, int] = {}
         self._hashes: dict[str, str] = {}
         self._ann: HnswIndex | None = None
+        self._source = dense_source
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -192,7 +196,7 @@ class HybridIndex:
         return removed
 
     def _sync_ann(self) -> None:
-        if self._ann is None and len(self) > self.ann_threshold:
+        if self._ann is None and self._source is None and len(self) > self.ann_threshold:
             self._ann = HnswIndex(self.embedder.dim)
             self._ann.upsert(list(range(len(self))), self._vectors.matrix)
 
@@ -217,6 +221,7 @@ class HybridIndex:
         *,
         allowed: Callable[[str], bool] | None = None,
         decompose: bool = False,
+        scope: Scope = EVERYTHING,
     ) -> list[Match]:
         """Best `k` documents for `query`, restricted to `allowed` ids.
 
@@ -228,8 +233,8 @@ class HybridIndex:
         queries = [query] + (fusion.decompose(query) if decompose else [])
         qvs = self._embed_queries(queries)
         rows: NDArray[np.int64] | None = None
-        if self._ann is not None:
-            pool = [self._ann.search(qv, self.candidates) for qv in qvs]
+        pool = self._dense_pool(qvs, scope)
+        if pool is not None:
             pool += [top_k(self._lexical.scores(q), self.candidates) for q in queries]
             rows = np.unique(np.concatenate(pool))
         channels = [self._channels(q, qv, rows) for q, qv in zip(queries, qvs, strict=True)]
@@ -254,6 +259,19 @@ class HybridIndex:
                 )
             )
         return out
+
+    def _dense_pool(self, qvs: Vectors, scope: Scope) -> list[NDArray[np.int64]] | None:
+        """Rows of the dense candidates per query vector; ``None``: score every row."""
+        if self._ann is not None:
+            return [self._ann.search(qv, self.candidates) for qv in qvs]
+        if self._source is None or len(self) <= self.ann_threshold:
+            return None
+        found = [self._source.nearest(qv, self.candidates, scope) for qv in qvs]
+        # An id the source holds but this index does not (yet) is skipped.
+        return [
+            np.asarray([self._rows[d] for d in ids if d in self._rows], dtype=np.int64)
+            for ids in found
+        ]
 
     def _pick(
         self,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plugyard.discovery import catalog
+from plugyard.discovery.candidates import EVERYTHING, Scope
 from plugyard.discovery.catalog import EntryKey
 from plugyard.discovery.documents import Document
 from plugyard.discovery.embedders import Embedder, Vectors
@@ -216,5 +217,14 @@ class SyncedIndex:
 
     # reads --------------------------------------------------------------------------
 
-    def search(self, query: str, fetch: int, allowed: Callable[[str], bool] | None) -> list[Hit]:
-        return self.engine.search(query, fetch, allowed=allowed)
+    def search(
+        self,
+        query: str,
+        fetch: int,
+        allowed: Callable[[str], bool] | None,
+        scope: Scope = EVERYTHING,
+    ) -> list[Hit]:
+        return self.engine.search(query, fetch, allowed=allowed, scope=scope)
+
+    def doc_ids(self) -> Iterable[str]:
+        return self._keys.keys()

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from plugyard.discovery.candidates import Scope
 from plugyard.discovery.catalog import EntryKey
 from plugyard.discovery.embedders import Embedder
 from plugyard.discovery.engine import Match as Hit
@@ -173,8 +174,9 @@ class DiscoveryService:
             per_plugin = total / max(1, index.plugin_count)
             fetch = min(total, math.ceil(want * per_plugin) + 2)
             allowed = None if visible.everything() else visible.entry
+            scope = visible.scope()
             while total:
-                hits = index.search(text, fetch, allowed)
+                hits = index.search(text, fetch, allowed, scope)
                 matches = self._aggregate(index, hits, want, visible)
                 if len(matches) >= want or fetch >= total or len(hits) < fetch:
                     if filters.relevant_only:
@@ -267,6 +269,22 @@ class _Visibility:
             and f.capability is None
             and (f.include_unavailable or self._index.unavailable == 0)
         )
+
+    def scope(self) -> Scope:
+        """The same conditions for a dense source that filters where it searches:
+        the plugin-level ones as they are, the rights as the entries they admit."""
+        f = self._filters
+
+        listed: list[frozenset[str]] = []
+
+        def entries() -> frozenset[str]:
+            # Once per search, however many times the pool is widened or split.
+            if not listed:
+                listed.append(frozenset(d for d in self._index.doc_ids() if self.entry(d)))
+            return listed[0]
+
+        rights = None if f.can_see is allow_all else entries
+        return Scope(self._families, f.capability, f.include_unavailable, rights)
 
     def operations(self, plugin_id: str) -> tuple[str, ...]:
         ops = self._ops.get(plugin_id)

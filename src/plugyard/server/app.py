@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+import os
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -21,7 +22,13 @@ from starlette.types import ASGIApp
 from plugyard import __version__, console
 from plugyard.server import errors, methods, openapi
 from plugyard.server.auth import Authenticator
-from plugyard.server.background import FeedLoop, at_start, follow_changes, keep_in_step
+from plugyard.server.background import (
+    FeedLoop,
+    at_start,
+    follow_changes,
+    keep_in_step,
+    prune_changes,
+)
 from plugyard.server.fastpath import ExecuteFastPath
 from plugyard.server.limits import BodyLimit
 from plugyard.server.mcp import mcp_routes
@@ -45,6 +52,7 @@ from plugyard.server.routes import (
     search,
     sessions,
 )
+from plugyard.store.changes import KEEP_LAST, KEEP_S, Retention
 from plugyard.yard import Settings, Yard
 
 
@@ -63,11 +71,21 @@ class ServerSettings:
     # POST /api/v1/feeds/run-due or ``plugyard feeds run-due`` runs them).
     feeds_s: float = 0.0
     follow_changes: bool = False  # apply other replicas' changes (server/background.py)
+    # What the change log keeps for replicas catching up (docs/scaling.md); pruned by one
+    # replica at a time, only while following changes.
+    change_log: Retention = field(default_factory=Retention)
 
     @classmethod
-    def for_serving(cls) -> ServerSettings:
-        """What ``plugyard serve`` runs with."""
-        return cls(index_at_start=True, refresh_s=30.0, feeds_s=10.0, follow_changes=True)
+    def for_serving(cls, environ: Mapping[str, str] | None = None) -> ServerSettings:
+        """What ``plugyard serve`` runs with; the change log's retention from
+        ``PLUGYARD_CHANGE_LOG_KEEP_S`` and ``PLUGYARD_CHANGE_LOG_KEEP_LAST``."""
+        env = os.environ if environ is None else environ
+        retention = Retention(
+            keep_s=float(env.get("PLUGYARD_CHANGE_LOG_KEEP_S", KEEP_S)),
+            keep_last=int(env.get("PLUGYARD_CHANGE_LOG_KEEP_LAST", KEEP_LAST)),
+        )
+        return cls(index_at_start=True, refresh_s=30.0, feeds_s=10.0, follow_changes=True,
+                   change_log=retention)  # fmt: skip
 
 
 def create_app(
@@ -105,6 +123,12 @@ def create_app(
                 name="plugyard-background",
             )
         ]  # fmt: skip
+        if watcher is not None:
+            tasks.append(
+                asyncio.create_task(
+                    prune_changes(the_yard, stop, server.change_log), name="plugyard-prune"
+                )
+            )
         if server.feeds_s > 0 and the_yard.settings.governed:
             loop = app.state.feed_loop = FeedLoop(the_yard, server.feeds_s)
             tasks.append(asyncio.create_task(loop.run(stop), name="plugyard-feeds"))

@@ -4,6 +4,8 @@
   lacks, and build the search index — so the first user does not pay for it;
 - follow the store's change log (LISTEN/NOTIFY on PostgreSQL, polling on SQLite), so a
   plugin, key or policy another replica changed applies here within about a second;
+- on a timer and under a lease (one replica of the fleet at a time), prune the change
+  log to its retention (store/changes.py);
 - on a timer, read the registry again from the store, so plugins another process
   registered on the same database (the CLI beside a server) are callable and searchable
   here too; the index follows the registry's events.
@@ -17,9 +19,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import socket
+import uuid
 from collections.abc import Callable, Sequence
 
 from plugyard.errors import PlugyardError
+from plugyard.store.changes import Retention, prune_in_fleet
+from plugyard.store.leases import SqlLeases
 from plugyard.store.watch import ChangeWatcher
 from plugyard.yard import Yard
 
@@ -98,6 +105,12 @@ def follow_changes(yard: Yard, forget_keys: Callable[[], None]) -> ChangeWatcher
         if policy is not None:
             policy.refresh()
 
+    def everything() -> None:
+        # Away longer than the change log keeps: what changed cannot be listed.
+        yard.registry.refresh()
+        forget_keys()
+        policy_changed(())
+
     watcher = ChangeWatcher.over(
         yard.store,
         {
@@ -106,7 +119,24 @@ def follow_changes(yard: Yard, forget_keys: Callable[[], None]) -> ChangeWatcher
             "api_subjects": keys_changed,
             "policies": policy_changed,
         },
+        resync=everything,
     )
     # What changed between the yard reading the store and the watcher's first seq.
     yard.registry.refresh()
     return watcher
+
+
+async def prune_changes(yard: Yard, stop: asyncio.Event, retention: Retention) -> None:
+    """Every ``retention.every_s``, prune the change log if this replica holds the
+    lease; the others skip the round."""
+    holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    leases = SqlLeases(yard.store)
+    while not stop.is_set():
+        try:
+            pruned = await asyncio.to_thread(prune_in_fleet, yard.store, leases, holder, retention)
+            if pruned:
+                log.info("pruned %d change log rows", pruned)
+        except Exception:
+            log.exception("the change log could not be pruned")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=retention.every_s)

@@ -4,20 +4,28 @@ Rows are written by triggers (migration 0008), never by this module, so every wr
 records its changes. A reader keeps the last ``seq`` it applied and asks for what came
 after: that one number is the whole catch-up state, after a lost connection as much as
 after a NOTIFY.
+
+The log is pruned (:meth:`SqlChangeLog.prune`, on a timer under a lease, so one replica
+of the fleet does it): rows stay while they are newer than ``Retention.keep_s`` or
+among the last ``Retention.keep_last``. A listener whose last ``seq`` was pruned away
+cannot tell what it missed; it sees that (:meth:`ChangeLog.oldest` is past its ``seq``)
+and reads everything it keeps again instead (store/watch.py).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from plugyard.store.schema import changes
 
 if TYPE_CHECKING:
+    from plugyard.store.leases import Leases
     from plugyard.store.store import Store
 
 #: The NOTIFY channel the triggers send each new ``seq`` on (PostgreSQL).
@@ -31,9 +39,32 @@ class Change:
     subject: str  # the row's id (a policy's seq, a pin's plugin id)
 
 
+#: The default retention: an hour, and at least the last 10,000 changes.
+KEEP_S, KEEP_LAST = 3600.0, 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """What pruning keeps: a row goes only when it is older than ``keep_s`` seconds
+    *and* not among the last ``keep_last`` (at least the newest row always stays, so
+    ``seq`` never restarts). A replica down longer than both re-reads in full."""
+
+    keep_s: float = KEEP_S
+    keep_last: int = KEEP_LAST
+    every_s: float = 60.0  # how often the fleet prunes
+
+    def __post_init__(self) -> None:
+        if self.keep_s < 0 or self.keep_last < 1 or self.every_s <= 0:
+            raise ValueError("retention needs keep_s >= 0, keep_last >= 1, every_s > 0")
+
+
 class ChangeLog(Protocol):
     def latest(self) -> int:
         """The newest ``seq`` (0: none yet)."""
+        ...
+
+    def oldest(self) -> int:
+        """The oldest ``seq`` still held (0: none)."""
         ...
 
     def after(self, seq: int, limit: int = 1000) -> Sequence[Change]:
@@ -46,19 +77,34 @@ class MemoryChangeLog:
 
     def __init__(self) -> None:
         self._rows: list[Change] = []
+        self._seq = 0
         self._lock = threading.Lock()
 
     def append(self, topic: str, subject: str) -> Change:
         with self._lock:
-            change = Change(len(self._rows) + 1, topic, subject)
+            self._seq += 1
+            change = Change(self._seq, topic, subject)
             self._rows.append(change)
         return change
 
     def latest(self) -> int:
-        return len(self._rows)
+        return self._seq
+
+    def oldest(self) -> int:
+        with self._lock:
+            return self._rows[0].seq if self._rows else 0
 
     def after(self, seq: int, limit: int = 1000) -> Sequence[Change]:
-        return tuple(self._rows[max(seq, 0) : max(seq, 0) + limit])
+        with self._lock:
+            return tuple(c for c in self._rows if c.seq > seq)[:limit]
+
+    def prune_through(self, seq: int) -> int:
+        """Drop the rows up to ``seq`` (the newest always stays)."""
+        with self._lock:
+            keep = [c for c in self._rows if c.seq > seq or c is self._rows[-1]]
+            dropped = len(self._rows) - len(keep)
+            self._rows = keep
+        return dropped
 
 
 class SqlChangeLog:
@@ -69,6 +115,22 @@ class SqlChangeLog:
         with self._store.reading() as connection:
             return int(connection.execute(select(func.max(changes.c.seq))).scalar() or 0)
 
+    def oldest(self) -> int:
+        with self._store.reading() as connection:
+            return int(connection.execute(select(func.min(changes.c.seq))).scalar() or 0)
+
+    def prune(self, retention: Retention, now: float) -> int:
+        """Delete what ``retention`` lets go; returns how many rows."""
+        newest = select(func.max(changes.c.seq)).scalar_subquery()
+        with self._store.writing() as connection:
+            done = connection.execute(
+                delete(changes).where(
+                    changes.c.at < now - retention.keep_s,
+                    changes.c.seq <= newest - retention.keep_last,
+                )
+            )
+            return int(done.rowcount or 0)
+
     def after(self, seq: int, limit: int = 1000) -> Sequence[Change]:
         query = (
             select(changes.c.seq, changes.c.topic, changes.c.subject)
@@ -78,3 +140,21 @@ class SqlChangeLog:
         )
         with self._store.reading() as connection:
             return tuple(Change(int(s), t, x) for s, t, x in connection.execute(query))
+
+
+#: The lease a pruning replica holds (store/leases.py).
+PRUNE_LEASE = "change-log-prune"
+
+
+def prune_in_fleet(
+    store: Store,
+    leases: Leases,
+    holder: str,
+    retention: Retention,
+    clock: Callable[[], float] = time.time,
+) -> int | None:
+    """Prune the log if ``holder`` gets the lease (held a little longer than the
+    period, so it keeps it while it runs); ``None`` when another replica holds it."""
+    if not leases.try_hold(PRUNE_LEASE, holder, 2 * retention.every_s):
+        return None
+    return SqlChangeLog(store).prune(retention, clock())

@@ -20,12 +20,14 @@ import json
 import re
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from plugyard.errors import StoreError
+from plugyard.store import timing
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -181,7 +183,10 @@ class RawDb:
         """One transaction on the held connection, opened by ``begin`` (psycopg opens its
         own); committed at the end, rolled back on any failure, which becomes a
         ``StoreError`` when the database raised it."""
+        totals = timing.TOTALS
+        asked = time.perf_counter() if totals is not None else 0.0
         with self._lock:
+            got = time.perf_counter() if totals is not None else 0.0
             connection = self._connect()
             cursor = connection.cursor()
             try:
@@ -196,6 +201,8 @@ class RawDb:
                 raise self._failure(what, exc) from None
             finally:
                 cursor.close()
+                if totals is not None:
+                    totals.add(got - asked, time.perf_counter() - got)
 
     def close(self) -> None:
         with self._lock:

@@ -4,6 +4,7 @@ the installed schema when it opens, with all-or-nothing transactions."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import cached_property
@@ -14,7 +15,7 @@ from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 
 from plugyard.errors import StoreError
-from plugyard.store import migrate, urls
+from plugyard.store import migrate, timing, urls
 from plugyard.store.engine import WRITE_OPTION, make_engine
 from plugyard.store.plugins import Clock, utc_now
 from plugyard.store.plugins_sql import SqlPluginRepository
@@ -87,22 +88,34 @@ class Store:
     @contextmanager
     def reading(self) -> Iterator[Connection]:
         """A connection for reads, in one consistent snapshot."""
+        totals, asked = timing.TOTALS, time.perf_counter()
+        got: float | None = None
         try:
             with self.engine.connect() as connection, connection.begin():
+                got = time.perf_counter()
                 yield connection
         except SQLAlchemyError as exc:
             raise self._failure("read", exc) from exc
+        finally:
+            if totals is not None:
+                _account(totals, asked, got)
 
     @contextmanager
     def writing(self) -> Iterator[Connection]:
         """One transaction: committed when the block ends, rolled back if it raises."""
+        totals, asked = timing.TOTALS, time.perf_counter()
+        got: float | None = None
         try:
             with self.engine.connect() as connection:
+                got = time.perf_counter()
                 connection = connection.execution_options(**{WRITE_OPTION: True})
                 with connection.begin():
                     yield connection
         except SQLAlchemyError as exc:
             raise self._failure("write", exc) from exc
+        finally:
+            if totals is not None:
+                _account(totals, asked, got)
 
     # schema -------------------------------------------------------------------------
 
@@ -146,3 +159,10 @@ class Store:
         lost = self.backend == "postgresql" and isinstance(exc, OperationalError | InterfaceError)
         code = "store_unavailable" if lost else None
         return StoreError(f"store {what} failed on {self.url}: {cause}", code=code)
+
+
+def _account(totals: timing.Totals, asked: float, got: float | None) -> None:
+    """A transaction's wait for a connection and its time holding one (bench only)."""
+    end = time.perf_counter()
+    start = asked if got is None else got
+    totals.add(start - asked, end - start)

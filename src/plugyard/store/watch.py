@@ -7,7 +7,10 @@ when woken, and at least every ``safety_s`` in case a notification was lost; on 
 (several processes on one file) it polls the log, which is one indexed read. Whatever
 went wrong — the database went away, a handler raised — the thread keeps its last
 applied ``seq``, reconnects with a growing pause and reads everything after it: a
-replica catches up without a restart.
+replica catches up without a restart. If the log was pruned past that ``seq`` (the
+replica was away longer than the retention, store/changes.py), what it missed cannot
+be listed: it calls ``resync`` to read everything it keeps again, and goes on from
+the newest change.
 """
 
 from __future__ import annotations
@@ -96,8 +99,11 @@ class ChangeWatcher:
         start_seq: int,
         safety_s: float = 5.0,
         stop: threading.Event | None = None,
+        resync: Callable[[], object] | None = None,
     ) -> None:
         self._log, self._handlers, self._wakeups = changes, handlers, wakeups
+        self._resync = resync
+        self.resyncs = 0
         self._seq = start_seq
         self._safety = safety_s
         self._stop = stop or threading.Event()
@@ -106,13 +112,19 @@ class ChangeWatcher:
 
     @classmethod
     def over(
-        cls, store: Store, handlers: Handlers, *, poll_s: float = 0.2, safety_s: float = 5.0
+        cls,
+        store: Store,
+        handlers: Handlers,
+        *,
+        poll_s: float = 0.2,
+        safety_s: float = 5.0,
+        resync: Callable[[], object] | None = None,
     ) -> ChangeWatcher:
         """From the store's newest change on: the caller has just read what it keeps."""
         changes = SqlChangeLog(store)
         stop = threading.Event()
-        return cls(changes, handlers, wakeups_for(store, stop, poll_s),
-                   start_seq=changes.latest(), safety_s=safety_s, stop=stop)  # fmt: skip
+        return cls(changes, handlers, wakeups_for(store, stop, poll_s), start_seq=changes.latest(),
+                   safety_s=safety_s, stop=stop, resync=resync)  # fmt: skip
 
     @property
     def seq(self) -> int:
@@ -138,6 +150,11 @@ class ChangeWatcher:
         total = 0
         while True:
             batch = self._log.after(self._seq, _BATCH)
+            # Read after the batch: if the row at our seq is still there now, nothing
+            # after it was pruned before the batch was read (pruning cuts a prefix).
+            if self._resync is not None and self._log.oldest() > max(self._seq, 1):
+                self._start_over(self._resync)
+                continue
             if not batch:
                 return total
             self._apply(batch)
@@ -147,6 +164,16 @@ class ChangeWatcher:
                 self._applied.notify_all()
             if len(batch) < _BATCH:
                 return total
+
+    def _start_over(self, resync: Callable[[], object]) -> None:
+        newest = self._log.latest()
+        log.warning("changes after seq %d were pruned; reading everything again", self._seq)
+        resync()
+        self.resyncs += 1
+        with self._applied:
+            # Changes after `newest` come next; those before are in what was re-read.
+            self._seq = newest
+            self._applied.notify_all()
 
     def _apply(self, batch: Sequence[Change]) -> None:
         by_topic: dict[str, dict[str, None]] = defaultdict(dict)
