@@ -389,6 +389,25 @@ class Yard:
 
         return can_see
 
+    def shown_to(
+        self, subject: str | None, roles: Sequence[str] = ()
+    ) -> Callable[[RegisteredPlugin], bool]:
+        """Whether a listing shows a plugin to ``subject``: :meth:`visible` under
+        :meth:`rights`, with the policy's grants for the subject chosen once — for
+        listings that ask about every plugin of the registry."""
+        book = self.policy
+        if book is None:
+            return lambda plugin: True
+        sight = book.sight(Subject(subject, tuple(roles)))
+
+        def shown(plugin: RegisteredPlugin) -> bool:
+            d = plugin.descriptor
+            return not d.operations or any(
+                sight.sees(d.id, op.id, d.permissions, op.effect) for op in d.operations
+            )
+
+        return shown
+
     def visible(self, plugin: RegisteredPlugin, can_see: CanSee) -> bool:
         """Whether a listing shows ``plugin`` to a caller with ``can_see``."""
         ops = plugin.descriptor.operations

@@ -250,3 +250,37 @@ def test_pycasbin_agrees_with_the_reference_on_1000_random_policies(
         requires_approval=approval,
     ).outcome
     assert got == reference(doc, subject, roles, plugin, op, verb, needs, approval)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    doc=documents(),
+    effects=st.lists(
+        st.sampled_from(["*", "read", "write", "destructive"]), min_size=6, max_size=6
+    ),
+    subject=st.sampled_from([*NAMES, "stranger"]),
+    roles=st.lists(st.sampled_from(["r1", "r2", "r3"]), max_size=2, unique=True).map(tuple),
+    plugin=st.sampled_from(PLUGINS),
+    op=st.sampled_from(OPS),
+    needs=st.lists(st.sampled_from(["k1", "k2"]), max_size=1).map(tuple),
+    approval=st.booleans(),
+    effect=st.sampled_from(["read", "write", "destructive"]),
+)
+def test_a_sight_sees_exactly_the_operations_the_enforcer_does_not_deny(
+    doc: dict[str, Any],
+    effects: list[str],
+    subject: str,
+    roles: tuple[str, ...],
+    plugin: str,
+    op: str,
+    needs: tuple[str, ...],
+    approval: bool,
+    effect: str,
+) -> None:
+    for grant, operation_effect in zip(doc["grants"], effects, strict=False):
+        grant["operation_effect"] = operation_effect
+    rbac = Rbac(parse_document(doc))
+    who = Subject(subject, roles)
+    decided = rbac.decide(who, plugin, op, verb="call", required_permissions=needs,
+                          requires_approval=approval, operation_effect=effect)  # fmt: skip
+    assert rbac.sight(who).sees(plugin, op, needs, effect) == (decided.outcome != "deny")

@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from plugyard.discovery.query import CanSee
 from plugyard.manifest.model import PluginDescriptor
 from plugyard.manifest.palette import Palette, palette
 from plugyard.registry.model import RegisteredPlugin
@@ -142,9 +141,12 @@ class CatalogMemo:
 
 
 def group(
-    plugins: Sequence[RegisteredPlugin], can_see: CanSee, visible: Any, query: CatalogQuery
+    plugins: Sequence[RegisteredPlugin],
+    shown: Callable[[RegisteredPlugin], bool],
+    query: CatalogQuery,
 ) -> Grouped:
-    by_id = {p.id: p for p in plugins if query.keeps(p) and visible(p, can_see)}
+    """What the viewer sees (``shown``, :meth:`Yard.shown_to`) under the filters, grouped."""
+    by_id = {p.id: p for p in plugins if query.keeps(p) and shown(p)}
     return by_id, palette(p.descriptor for p in by_id.values())
 
 

@@ -53,22 +53,62 @@ def palette(
 ) -> Palette:
     """Group ``plugins``. ``capabilities`` are the pipeline's (in its order); without them
     every capability some plugin names gets a section, the OLO defaults first."""
-    items = sorted(plugins, key=lambda p: p.id)
-    stages = [p for p in items if p.placement.role == "CAPABILITY_STAGE"]
+    items = sorted(plugins, key=_id)
+    # One pass, by position in id order: a section is the positions of the plugins that
+    # name it merged with those that say ALL, so each plugin is looked at once (the
+    # catalog groups ten thousand of them on the first page after a change).
+    named: dict[str, list[int]] = {}
+    everywhere: list[int] = []
+    nowhere: list[int] = []
+    roles: dict[str, list[int]] = {role: [] for role in CONTROL_ROLES}
+    for at, plugin in enumerate(items):
+        placement = plugin.placement
+        if placement.role != "CAPABILITY_STAGE":
+            roles[placement.role].append(at)
+            continue
+        listed = placement.capabilities
+        if not listed:
+            nowhere.append(at)
+        elif ALL_CAPABILITIES in listed:
+            everywhere.append(at)
+            for capability in listed:  # ALL beside others still names those others
+                if capability != ALL_CAPABILITIES:
+                    named.setdefault(capability, [])
+        else:
+            for capability in listed:
+                members = named.setdefault(capability, [])
+                if not members or members[-1] != at:  # a capability listed twice
+                    members.append(at)
     if capabilities is None:
-        named = {c for p in stages for c in p.placement.capabilities if c != ALL_CAPABILITIES}
-        order = [c for c in DEFAULT_ORDER if c in named] + sorted(named - set(DEFAULT_ORDER))
+        order = [c for c in DEFAULT_ORDER if c in named]
+        order += sorted(set(named) - set(DEFAULT_ORDER))
     else:
         order = [c for c in capabilities if c not in {ALL_CAPABILITIES, UNDEFINED}]
     sections: list[tuple[str, tuple[PluginDescriptor, ...]]] = []
-    placed: set[str] = set()
+    placed: set[int] = set(everywhere) if order else set()
     for capability in order:
-        members = tuple(p for p in stages if p.placement.allows(capability))
-        placed.update(p.id for p in members)
-        sections.append((capability, members))
-    undefined = tuple(p for p in stages if p.id not in placed)
-    sections.append((UNDEFINED, undefined))
-    control = tuple(
-        (role, tuple(p for p in items if p.placement.role == role)) for role in CONTROL_ROLES
-    )
+        own = named.get(capability, [])
+        placed.update(own)
+        members = sorted(own + everywhere) if everywhere else own
+        sections.append((capability, tuple(items[at] for at in members)))
+    # ALL stands under every section there is; with no section at all it is Undefined.
+    undefined = sorted(_unplaced(named, order, placed).union(nowhere, () if order else everywhere))
+    sections.append((UNDEFINED, tuple(items[at] for at in undefined)))
+    control = tuple((role, tuple(items[at] for at in roles[role])) for role in CONTROL_ROLES)
     return Palette(tuple(sections), control)
+
+
+def _id(plugin: PluginDescriptor) -> str:
+    return plugin.id
+
+
+def _unplaced(named: dict[str, list[int]], order: list[str], placed: set[int]) -> set[int]:
+    """Stage plugins that name capabilities, none of them in ``order``."""
+    shown = set(order)
+    return {
+        at
+        for capability, members in named.items()
+        if capability not in shown
+        for at in members
+        if at not in placed
+    }

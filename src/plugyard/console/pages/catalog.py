@@ -41,7 +41,7 @@ async def catalog_page(request: Request) -> Response:
     policy = yard.policy
     key = (who.subject, who.roles, policy.version if policy else None, query.filters)
     grouped = console_of(request).catalog.grouped(
-        key, lambda: group(yard.registry.list(), can_see, yard.visible, query)
+        key, lambda: group(yard.registry.list(), yard.shown_to(who.subject, who.roles), query)
     )
     sections = catalog(grouped, query)
     matches: list[dict[str, Any]] | None = None
