@@ -25,6 +25,7 @@ from plugyard.discovery.query import CanSee, Filters, Match, allow_all
 from plugyard.errors import PlugyardError, RegistryError
 from plugyard.manifest.model import Operation
 from plugyard.policy.base import Subject
+from plugyard.policy.sight import Sight
 from plugyard.registry import external_file
 from plugyard.registry.intake import read_plugins
 from plugyard.registry.memory import FolderMemory
@@ -389,24 +390,13 @@ class Yard:
 
         return can_see
 
-    def shown_to(
-        self, subject: str | None, roles: Sequence[str] = ()
-    ) -> Callable[[RegisteredPlugin], bool]:
-        """Whether a listing shows a plugin to ``subject``: :meth:`visible` under
-        :meth:`rights`, with the policy's grants for the subject chosen once — for
-        listings that ask about every plugin of the registry."""
+    def sight(self, subject: str | None, roles: Sequence[str] = ()) -> Sight | None:
+        """What ``subject`` may call under the policy in force, for listings that ask
+        about every plugin of the registry (``Sight.shows`` is :meth:`visible` under
+        :meth:`rights`, without a Casbin question per plugin); ``None`` without
+        governance, where everything shows."""
         book = self.policy
-        if book is None:
-            return lambda plugin: True
-        sight = book.sight(Subject(subject, tuple(roles)))
-
-        def shown(plugin: RegisteredPlugin) -> bool:
-            d = plugin.descriptor
-            return not d.operations or any(
-                sight.sees(d.id, op.id, d.permissions, op.effect) for op in d.operations
-            )
-
-        return shown
+        return None if book is None else book.sight(Subject(subject, tuple(roles)))
 
     def visible(self, plugin: RegisteredPlugin, can_see: CanSee) -> bool:
         """Whether a listing shows ``plugin`` to a caller with ``can_see``."""

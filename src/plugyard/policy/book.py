@@ -11,7 +11,7 @@ it within ``refresh_s`` (they poll one integer).
 
 Decisions are cached per policy version, subject and target: compiling a question into
 Casbin costs ~0.3 ms, a cached answer ~1 µs. Listings, which ask whether a subject may
-see every plugin of the registry, ask a :class:`~plugyard.policy.rbac.Sight` instead:
+see every plugin of the registry, ask a :class:`~plugyard.policy.sight.Sight` instead:
 the subject's grants chosen once per policy version, then matched without Casbin.
 """
 
@@ -26,7 +26,8 @@ from typing import Any, Literal
 from plugyard.errors import GovernanceError
 from plugyard.policy.base import Decision, Subject
 from plugyard.policy.document import Approvals, PolicyDocument, parse_document, parse_text
-from plugyard.policy.rbac import Rbac, Sight
+from plugyard.policy.rbac import Rbac
+from plugyard.policy.sight import BLIND, Sight
 from plugyard.policy.starter import starter_document
 from plugyard.store.policies import PolicyRepository
 
@@ -37,8 +38,6 @@ State = Literal["starter", "active", "invalid"]
 #: What an unknown plugin or operation counts as: the strictest effect.
 _UNKNOWN: tuple[tuple[str, ...], bool, str] = ((), False, "destructive")
 _CACHE_LIMIT = 50_000
-#: What an invalid policy lets anyone see: nothing.
-_BLIND = Sight(known=False, held=frozenset(), denies=(), allows=())
 
 
 def _no_facts(plugin_id: str, operation: str) -> tuple[tuple[str, ...], bool, str] | None:
@@ -145,7 +144,7 @@ class PolicyBook:
         many plugins at once (a listing); a later load is seen by the next ``sight``."""
         self._maybe_refresh()
         rbac = self._rbac  # None exactly while the policy is invalid
-        return rbac.sight(subject) if rbac is not None else _BLIND
+        return rbac.sight(subject) if rbac is not None else BLIND
 
     def egress(self, plugin_id: str, declared: tuple[str, ...] = ()) -> tuple[str, ...]:
         """Hosts ``host.http`` of this plugin may reach: the policy's ``egress`` entry;

@@ -18,17 +18,15 @@ strictest one win:
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
-from functools import cache
 
 import casbin  # type: ignore[import-untyped]
 from casbin.model import Model  # type: ignore[import-untyped]
 
 from plugyard.policy.base import Decision, Subject
 from plugyard.policy.document import Grant, PolicyDocument
+from plugyard.policy.sight import Match, Sight, wildcard
 
 _MODEL = """
 [request_definition]
@@ -53,68 +51,9 @@ _KINDS = ("deny", "allow_with_approval", "allow")
 _SIGHTS_KEPT = 1024
 
 
-@cache
-def _pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
-
-
 def wildcard_match(value: str, pattern: str) -> bool:
     """``*`` matches any run of characters (slashes included); nothing else is special."""
-    return pattern == "*" or _pattern(pattern).fullmatch(value) is not None
-
-
-@dataclass(frozen=True, slots=True)
-class _Match:
-    """A grant's target, compiled: ``None`` patterns match anything."""
-
-    plugin: re.Pattern[str] | None
-    operation: re.Pattern[str] | None
-    operation_effect: str
-
-    @classmethod
-    def of(cls, grant: Grant) -> _Match:
-        def compiled(pattern: str) -> re.Pattern[str] | None:
-            return None if pattern == "*" else _pattern(pattern)
-
-        return cls(compiled(grant.plugin), compiled(grant.operation), grant.operation_effect)
-
-    def hits(self, plugin_id: str, operation: str, effect: str) -> bool:
-        return (
-            (self.plugin is None or self.plugin.fullmatch(plugin_id) is not None)
-            and (self.operation is None or self.operation.fullmatch(operation) is not None)
-            and self.operation_effect in ("*", effect)
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Sight:
-    """What one subject may call under one document, answered without the enforcer.
-
-    Listings ask this for every plugin of the registry, and a new document would send
-    each of those questions through Casbin again (~0.3 ms each). The grants that can
-    reach the subject are chosen once, with the enforcer's own role links, so that
-    :meth:`sees` is exactly ``decide(..., verb="call").outcome != "deny"`` (a property
-    test holds the two together)."""
-
-    known: bool
-    held: frozenset[str]
-    denies: tuple[_Match, ...]
-    allows: tuple[_Match, ...]
-
-    def sees(
-        self, plugin_id: str, operation: str, required: Iterable[str] = (), effect: str = "read"
-    ) -> bool:
-        if not self.known:
-            return False
-        if any(m.hits(plugin_id, operation, effect) for m in self.denies):
-            return False
-        held = self.held
-        if any(p not in held for p in required):
-            return False
-        # allow and allow_with_approval both let a caller see the operation.
-        return any(m.hits(plugin_id, operation, effect) for m in self.allows) or (
-            f"plugin:{plugin_id}" in held
-        )
+    return pattern == "*" or wildcard(pattern).fullmatch(value) is not None
 
 
 class Rbac:
@@ -223,10 +162,11 @@ class Rbac:
                 and (g.to == "*" or any(roles.has_link(p, g.to) for p in principals))
             ]
         made = Sight(
+            version=self.version,
             known=self.known(subject),
             held=self.permissions_of(subject),
-            denies=tuple(_Match.of(g) for g in reaching if g.effect == "deny"),
-            allows=tuple(_Match.of(g) for g in reaching if g.effect != "deny"),
+            denies=tuple(Match.of(g) for g in reaching if g.effect == "deny"),
+            allows=tuple(Match.of(g) for g in reaching if g.effect != "deny"),
         )
         if len(self._sights) >= _SIGHTS_KEPT:
             self._sights.clear()
