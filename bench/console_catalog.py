@@ -9,8 +9,9 @@ The plugins spread over the OLO capabilities (some under two, some ``ALL``, some
 session lookup, key check, rights, grouping, rendering — in process (Starlette's test
 client), so the figure is the server's time plus a client's in-process hop. The "cold"
 rows make a real change before each request (outside the timing): one more plugin
-registered (the kept groupings are dropped), or a new policy loaded (the groupings and
-the viewer's rights are done again, every plugin asked).
+registered (the kept groupings are dropped, the layout is patched); a new policy that
+changes every subject's grants (the groupings and the viewer's rights over every plugin
+are done again); or a new policy that changes another role's grants only.
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ grants:
 """
 
 
-def again(n: int) -> str:
-    """POLICY as a new document (a new version) that grants the same."""
-    return POLICY + f'  - {{to: "role:nobody", plugin: "none-{n}", effect: deny}}\n'
+def again(n: int, to: str) -> str:
+    """POLICY as a new document (a new version) that grants the same, with one more
+    deny for ``to``: everyone's (``*``) grants change, or another role's only."""
+    return POLICY + f'  - {{to: "{to}", plugin: "none-{n}", effect: deny}}\n'
 
 
 def plugin(index: int) -> RegisteredPlugin:
@@ -113,7 +115,10 @@ def main() -> None:
                 yard.registry.register(plugin(next(added)))
 
             def load_policy() -> None:
-                yard.admin.load_policy(again(next(loads)), by="admin")
+                yard.admin.load_policy(again(next(loads), "*"), by="admin")
+
+            def load_others_policy() -> None:
+                yard.admin.load_policy(again(next(loads), "role:nobody"), by="admin")
 
             rows = []
             for who, key in (("admin", admin_key), ("analyst (policy grants)", analyst_key)):
@@ -122,6 +127,11 @@ def main() -> None:
                     for label, url, cold in (
                         ("first page, all sections, cold: after a registration", "/", register),
                         ("first page, all sections, cold: after a policy load", "/", load_policy),
+                        (
+                            "first page, all sections, cold: after a policy load for another role",
+                            "/",
+                            load_others_policy,
+                        ),
                         ("first page, all sections", "/", None),
                         ("one section, page 2", "/?section=MODEL&page=2", None),
                     ):

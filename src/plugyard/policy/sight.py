@@ -87,13 +87,13 @@ class Sight:
     held: frozenset[str]
     denies: tuple[Match, ...]
     allows: tuple[Match, ...]
-    #: No deny, and allows that name plugins only: every operation of a plugin gets
-    #: the same answer, so :meth:`shows` asks once per plugin.
+    #: Grants that name plugins only (any operation, any effect): every operation of
+    #: a plugin gets the same answer, so :meth:`shows` asks once per plugin.
     plain: bool = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
-        plain = not self.denies and all(
-            m.operation is None and m.operation_effect == "*" for m in self.allows
+        plain = all(
+            m.operation is None and m.operation_effect == "*" for m in self.denies + self.allows
         )
         object.__setattr__(self, "plain", plain)
 
