@@ -27,6 +27,7 @@ from plugyard.discovery.query import CanSee, Filters, Match, allow_all
 from plugyard.errors import PlugyardError, RegistryError
 from plugyard.manifest.model import Operation
 from plugyard.policy.base import Subject
+from plugyard.policy.sight import Sight
 from plugyard.registry import external_file
 from plugyard.registry.intake import read_plugins
 from plugyard.registry.memory import FolderMemory
@@ -441,6 +442,14 @@ class Yard:
             return operation is None or book.visible(who, plugin_id, operation)
 
         return can_see
+
+    def sight(self, subject: str | None, roles: Sequence[str] = ()) -> Sight | None:
+        """What ``subject`` may call under the policy in force, for listings that ask
+        about every plugin of the registry (``Sight.shows`` is :meth:`visible` under
+        :meth:`rights`, without a Casbin question per plugin); ``None`` without
+        governance, where everything shows."""
+        book = self.policy
+        return None if book is None else book.sight(Subject(subject, tuple(roles)))
 
     def visible(self, plugin: RegisteredPlugin, can_see: CanSee) -> bool:
         """Whether a listing shows ``plugin`` to a caller with ``can_see``."""

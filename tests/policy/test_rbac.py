@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plugyard.errors import GovernanceError
+from plugyard.manifest.model import Operation, PluginDescriptor
 from plugyard.policy.base import Subject
 from plugyard.policy.document import parse_document, parse_text
 from plugyard.policy.rbac import Rbac
@@ -250,3 +251,94 @@ def test_pycasbin_agrees_with_the_reference_on_1000_random_policies(
         requires_approval=approval,
     ).outcome
     assert got == reference(doc, subject, roles, plugin, op, verb, needs, approval)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    doc=documents(),
+    effects=st.lists(
+        st.sampled_from(["*", "read", "write", "destructive"]), min_size=6, max_size=6
+    ),
+    subject=st.sampled_from([*NAMES, "stranger"]),
+    roles=st.lists(st.sampled_from(["r1", "r2", "r3"]), max_size=2, unique=True).map(tuple),
+    plugin=st.sampled_from(PLUGINS),
+    op=st.sampled_from(OPS),
+    needs=st.lists(st.sampled_from(["k1", "k2"]), max_size=1).map(tuple),
+    approval=st.booleans(),
+    effect=st.sampled_from(["read", "write", "destructive"]),
+)
+def test_a_sight_sees_exactly_the_operations_the_enforcer_does_not_deny(
+    doc: dict[str, Any],
+    effects: list[str],
+    subject: str,
+    roles: tuple[str, ...],
+    plugin: str,
+    op: str,
+    needs: tuple[str, ...],
+    approval: bool,
+    effect: str,
+) -> None:
+    for grant, operation_effect in zip(doc["grants"], effects, strict=False):
+        grant["operation_effect"] = operation_effect
+    rbac = Rbac(parse_document(doc))
+    who = Subject(subject, roles)
+    decided = rbac.decide(who, plugin, op, verb="call", required_permissions=needs,
+                          requires_approval=approval, operation_effect=effect)  # fmt: skip
+    assert rbac.sight(who).sees(plugin, op, needs, effect) == (decided.outcome != "deny")
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    doc=documents(),
+    effects=st.lists(
+        st.sampled_from(["*", "read", "write", "destructive"]), min_size=6, max_size=6
+    ),
+    subject=st.sampled_from([*NAMES, "stranger"]),
+    roles=st.lists(st.sampled_from(["r1", "r2", "r3"]), min_size=1, max_size=2, unique=True).map(
+        tuple
+    ),
+    plugin=st.sampled_from(PLUGINS),
+    ops=st.lists(
+        st.tuples(st.sampled_from(OPS), st.sampled_from(["read", "write", "destructive"])),
+        min_size=2,
+        max_size=3,
+        unique_by=lambda op: op[0],
+    ),
+    needs=st.lists(st.sampled_from(["k1", "k2"]), max_size=1).map(tuple),
+)
+def test_a_listing_shows_a_plugin_when_the_enforcer_allows_one_of_its_operations(
+    doc: dict[str, Any],
+    effects: list[str],
+    subject: str,
+    roles: tuple[str, ...],
+    plugin: str,
+    ops: list[tuple[str, str]],
+    needs: tuple[str, ...],
+) -> None:
+    for grant, operation_effect in zip(doc["grants"], effects, strict=False):
+        grant["operation_effect"] = operation_effect
+    rbac = Rbac(parse_document(doc))
+    who = Subject(subject, roles)
+    descriptor = PluginDescriptor(
+        id=plugin,
+        name=plugin,
+        permissions=needs,
+        operations=tuple(Operation(id=op, effect=effect) for op, effect in ops),  # type: ignore[arg-type]
+    )
+    expected = any(
+        rbac.decide(who, plugin, op, required_permissions=needs, operation_effect=effect).outcome
+        != "deny"
+        for op, effect in ops
+    )
+    assert rbac.sight(who).shows(descriptor) == expected
+
+
+def test_equal_grants_make_equal_sights_across_versions_and_others_do_not() -> None:
+    base = parse_text(GOLDEN)
+    other_subject = parse_text(GOLDEN + '  - {to: "subject:carol", plugin: x, effect: deny}\n')
+    bobs = parse_text(GOLDEN + '  - {to: "subject:bob", plugin: x, effect: deny}\n')
+    bob = Subject("bob")
+    first, second, third = (Rbac(d).sight(bob) for d in (base, other_subject, bobs))
+    assert first.version != second.version
+    assert first == second and hash(first) == hash(second)
+    assert first != third

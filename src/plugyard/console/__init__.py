@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from fastapi.routing import APIRouter
 
 from plugyard.console import assets
-from plugyard.console.catalog_view import CatalogMemo
+from plugyard.console.catalog_memo import CatalogMemo
 from plugyard.console.pages import ROUTERS
 from plugyard.console.sessions import SessionStore
 from plugyard.console.web import Console, templates

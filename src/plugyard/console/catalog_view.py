@@ -1,26 +1,24 @@
 """The catalog page's data: the OLO palette of what the viewer may see, filtered and paged.
 
-Grouping is :func:`plugyard.manifest.palette.palette` — the one implementation of the
+Grouping is :func:`plugyard.manifest.palette.placed` — the one implementation of the
 OLO rules (``ALL`` under every section, *Undefined*, control components by role) — and
 only the plugins on the page shown are turned into cards. The grouping of what one
-subject sees under one set of filters is kept (:class:`CatalogMemo`) until the registry
-or the policy changes, so paging through ten thousand plugins costs a slice and a few
-dozen cards per page (bench/RESULTS.md, "Console").
+subject sees under one set of filters is kept (:mod:`plugyard.console.catalog_memo`)
+until the registry or the policy changes, so paging through ten thousand plugins costs a
+slice and a few dozen cards per page; the first page after a change is a look at each
+plugin and a few sorted merges (bench/RESULTS.md, "Console").
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from plugyard.discovery.query import CanSee
-from plugyard.manifest.model import PluginDescriptor
-from plugyard.manifest.palette import Palette, palette
+from plugyard.console.catalog_memo import Grouped, Layout, by_id
+from plugyard.console.catalog_rights import ViewerRights
+from plugyard.manifest.palette import placed
 from plugyard.registry.model import RegisteredPlugin
 
 #: Cards per section on the overview; a section opened alone pages by PAGE_SIZE.
@@ -103,55 +101,20 @@ class Section:
     pages: int
 
 
-Grouped = tuple[dict[str, RegisteredPlugin], Palette]
-MEMO_SIZE = 64
+def group(layout: Layout, rights: ViewerRights, query: CatalogQuery) -> Grouped:
+    """What the viewer sees (``rights``) under the filters, grouped: the groups of the
+    layout filtered, then the OLO rules once per placement."""
+    keeps = query.keeps if any(f is not None for f in query.filters) else None
+    groups = []
+    for where, members in layout.groups.values():
+        seen = rights.among(members)
+        groups.append((where, seen if keeps is None else tuple(p for p in seen if keeps(p))))
+    return placed(groups, key=by_id, merge=rights.merged if keeps is None else None)
 
 
-class CatalogMemo:
-    """Groupings by (registry generation, viewer and filters), newest kept.
-
-    ``changed`` is what the registry calls on every change (``Registry.subscribe``):
-    the generation moves on and every kept grouping is stale at once. The caller puts
-    the policy's version in the key, so a new policy is a new grouping too."""
-
-    def __init__(self, size: int = MEMO_SIZE) -> None:
-        self._size = size
-        self._kept: OrderedDict[Hashable, Grouped] = OrderedDict()
-        self._generation = 0
-        self._lock = threading.Lock()
-
-    def changed(self, *_: object) -> None:
-        with self._lock:
-            self._generation += 1
-            self._kept.clear()
-
-    def grouped(self, key: Hashable, build: Callable[[], Grouped]) -> Grouped:
-        with self._lock:
-            full = (self._generation, key)
-            found = self._kept.get(full)
-            if found is not None:
-                self._kept.move_to_end(full)
-                return found
-        made = build()  # outside the lock: two first requests may both build, harmlessly
-        with self._lock:
-            if full[0] == self._generation:
-                self._kept[full] = made
-                while len(self._kept) > self._size:
-                    self._kept.popitem(last=False)
-        return made
-
-
-def group(
-    plugins: Sequence[RegisteredPlugin], can_see: CanSee, visible: Any, query: CatalogQuery
-) -> Grouped:
-    by_id = {p.id: p for p in plugins if query.keeps(p) and visible(p, can_see)}
-    return by_id, palette(p.descriptor for p in by_id.values())
-
-
-def catalog(grouped: Grouped, query: CatalogQuery) -> tuple[Section, ...]:
+def catalog(view: Grouped, query: CatalogQuery) -> tuple[Section, ...]:
     """The sections of the page ``query`` asks for (one section when it names one)."""
-    by_id, view = grouped
-    groups: list[tuple[str, Literal["capability", "control"], tuple[PluginDescriptor, ...]]] = [
+    groups: list[tuple[str, Literal["capability", "control"], tuple[RegisteredPlugin, ...]]] = [
         (name, "capability", members) for name, members in view.sections
     ]
     groups.extend((role, "control", members) for role, members in view.control)
@@ -163,6 +126,6 @@ def catalog(grouped: Grouped, query: CatalogQuery) -> tuple[Section, ...]:
     for name, kind, members in groups:
         pages = max(1, -(-len(members) // size))
         start = (min(page, pages) - 1) * size
-        shown = tuple(card(by_id[d.id]) for d in members[start : start + size])
+        shown = tuple(card(p) for p in members[start : start + size])
         out.append(Section(name, kind, len(members), shown, min(page, pages), pages))
     return tuple(out)

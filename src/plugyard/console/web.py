@@ -25,7 +25,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from plugyard.console.catalog_view import CatalogMemo
+from plugyard.console.catalog_memo import CatalogMemo
 from plugyard.console.security import (
     CSRF_FIELD,
     SESSION_COOKIE,

@@ -10,7 +10,9 @@ document loaded here applies to the very next call in this process; other replic
 it within ``refresh_s`` (they poll one integer).
 
 Decisions are cached per policy version, subject and target: compiling a question into
-Casbin costs ~0.3 ms, a cached answer ~1 µs.
+Casbin costs ~0.3 ms, a cached answer ~1 µs. Listings, which ask whether a subject may
+see every plugin of the registry, ask a :class:`~plugyard.policy.sight.Sight` instead:
+the subject's grants chosen once per policy version, then matched without Casbin.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from plugyard.errors import GovernanceError
 from plugyard.policy.base import Decision, Subject
 from plugyard.policy.document import Approvals, PolicyDocument, parse_document, parse_text
 from plugyard.policy.rbac import Rbac
+from plugyard.policy.sight import BLIND, Sight
 from plugyard.policy.starter import starter_document
 from plugyard.store.policies import PolicyRepository
 
@@ -133,7 +136,15 @@ class PolicyBook:
 
     def visible(self, subject: Subject, plugin_id: str, operation: str) -> bool:
         """Whether a listing may show this operation to ``subject`` (it may call it)."""
-        return self.ask(subject, plugin_id, operation, "call").outcome != "deny"
+        permissions, _, effect = self._facts(plugin_id, operation) or _UNKNOWN
+        return self.sight(subject).sees(plugin_id, operation, permissions, effect)
+
+    def sight(self, subject: Subject) -> Sight:
+        """What ``subject`` may call under the policy in force now, for asking about
+        many plugins at once (a listing); a later load is seen by the next ``sight``."""
+        self._maybe_refresh()
+        rbac = self._rbac  # None exactly while the policy is invalid
+        return rbac.sight(subject) if rbac is not None else BLIND
 
     def egress(self, plugin_id: str, declared: tuple[str, ...] = ()) -> tuple[str, ...]:
         """Hosts ``host.http`` of this plugin may reach: the policy's ``egress`` entry;

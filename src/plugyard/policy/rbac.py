@@ -18,16 +18,15 @@ strictest one win:
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterable
-from functools import cache
 
 import casbin  # type: ignore[import-untyped]
 from casbin.model import Model  # type: ignore[import-untyped]
 
 from plugyard.policy.base import Decision, Subject
 from plugyard.policy.document import Grant, PolicyDocument
+from plugyard.policy.sight import Match, Sight, wildcard
 
 _MODEL = """
 [request_definition]
@@ -48,16 +47,13 @@ m = r.kind == p.kind && (p.sub == "*" || g(r.sub, p.sub)) && wild(r.plugin, p.pl
 && (p.eff == "*" || r.eff == p.eff)
 """
 _KINDS = ("deny", "allow_with_approval", "allow")
-
-
-@cache
-def _pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
+#: Sights kept per document (one per subject asking); past it they are made afresh.
+_SIGHTS_KEPT = 1024
 
 
 def wildcard_match(value: str, pattern: str) -> bool:
     """``*`` matches any run of characters (slashes included); nothing else is special."""
-    return pattern == "*" or _pattern(pattern).fullmatch(value) is not None
+    return pattern == "*" or wildcard(pattern).fullmatch(value) is not None
 
 
 class Rbac:
@@ -83,6 +79,7 @@ class Rbac:
         links += [[f"role:{r}", f"role:{p}"] for r, e in document.roles.items() for p in e.inherits]
         if links:
             self._enforcer.add_grouping_policies(links)
+        self._sights: dict[Subject, Sight] = {}
 
     def known(self, subject: Subject) -> bool:
         """A subject the document lists, or one a surface vouched for with roles."""
@@ -149,6 +146,32 @@ class Rbac:
                 "allow_with_approval", f"{reason}; the operation requires approval", self.version
             )
         return Decision("allow", reason, self.version)
+
+    def sight(self, subject: Subject) -> Sight:
+        """What ``subject`` may call, for asking about many plugins at once."""
+        found = self._sights.get(subject)
+        if found is not None:
+            return found
+        principals = self._principals(subject)
+        roles = self._enforcer.get_role_manager()
+        with self._lock:  # the role manager grows its role table while it answers
+            reaching = [
+                g
+                for g in self.document.grants
+                if g.verb in ("*", "call")
+                and (g.to == "*" or any(roles.has_link(p, g.to) for p in principals))
+            ]
+        made = Sight(
+            version=self.version,
+            known=self.known(subject),
+            held=self.permissions_of(subject),
+            denies=tuple(Match.of(g) for g in reaching if g.effect == "deny"),
+            allows=tuple(Match.of(g) for g in reaching if g.effect != "deny"),
+        )
+        if len(self._sights) >= _SIGHTS_KEPT:
+            self._sights.clear()
+        self._sights[subject] = made
+        return made
 
     def _principals(self, subject: Subject) -> list[str]:
         return [f"subject:{subject.id or 'anonymous'}", *(f"role:{r}" for r in subject.roles)]

@@ -38,11 +38,11 @@ async def catalog_page(request: Request) -> Response:
     query = read_query(request)
     yard = console_of(request).yard
     can_see = yard.rights(who.subject, who.roles)
-    policy = yard.policy
-    key = (who.subject, who.roles, policy.version if policy else None, query.filters)
-    grouped = console_of(request).catalog.grouped(
-        key, lambda: group(yard.registry.list(), can_see, yard.visible, query)
-    )
+    sight = yard.sight(who.subject, who.roles)
+    memo = console_of(request).catalog
+    key = (who.subject, who.roles, sight.version if sight else None, query.filters)
+    rights = memo.rights.of((who.subject, who.roles), sight)
+    grouped = memo.grouped(key, lambda: group(memo.layout(yard.registry.list), rights, query))
     sections = catalog(grouped, query)
     matches: list[dict[str, Any]] | None = None
     search_error = None
