@@ -103,7 +103,7 @@ class Section:
     pages: int
 
 
-Grouped = tuple[dict[str, RegisteredPlugin], Palette]
+Grouped = tuple[dict[str, RegisteredPlugin], Palette[PluginDescriptor]]
 MEMO_SIZE = 64
 
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from plugyard.manifest.model import (
     ALL_CAPABILITIES,
     PIPELINE_CAPABILITIES,
-    PluginDescriptor,
+    Placement,
     Role,
 )
 
@@ -26,14 +27,27 @@ DEFAULT_ORDER = PIPELINE_CAPABILITIES
 CONTROL_ROLES: tuple[Role, ...] = ("CONDITION", "ITERATOR", "FORK", "JOIN")
 
 
+class Placed(Protocol):
+    """What grouping reads of a plugin: a descriptor, or a listing's lighter stand-in."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def placement(self) -> Placement: ...
+
+
+P = TypeVar("P", bound=Placed)
+
+
 @dataclass(frozen=True, slots=True)
-class Palette:
+class Palette(Generic[P]):
     """``sections`` in display order (capabilities, then Undefined); ``control`` by role."""
 
-    sections: tuple[tuple[str, tuple[PluginDescriptor, ...]], ...]
-    control: tuple[tuple[Role, tuple[PluginDescriptor, ...]], ...]
+    sections: tuple[tuple[str, tuple[P, ...]], ...]
+    control: tuple[tuple[Role, tuple[P, ...]], ...]
 
-    def section(self, name: str) -> tuple[PluginDescriptor, ...]:
+    def section(self, name: str) -> tuple[P, ...]:
         return next((plugins for key, plugins in self.sections if key == name), ())
 
     def to_dict(self) -> dict[str, object]:
@@ -48,9 +62,7 @@ class Palette:
         }
 
 
-def palette(
-    plugins: Iterable[PluginDescriptor], capabilities: Sequence[str] | None = None
-) -> Palette:
+def palette(plugins: Iterable[P], capabilities: Sequence[str] | None = None) -> Palette[P]:
     """Group ``plugins``. ``capabilities`` are the pipeline's (in its order); without them
     every capability some plugin names gets a section, the OLO defaults first."""
     items = sorted(plugins, key=lambda p: p.id)
@@ -60,7 +72,7 @@ def palette(
         order = [c for c in DEFAULT_ORDER if c in named] + sorted(named - set(DEFAULT_ORDER))
     else:
         order = [c for c in capabilities if c not in {ALL_CAPABILITIES, UNDEFINED}]
-    sections: list[tuple[str, tuple[PluginDescriptor, ...]]] = []
+    sections: list[tuple[str, tuple[P, ...]]] = []
     placed: set[str] = set()
     for capability in order:
         members = tuple(p for p in stages if p.placement.allows(capability))

@@ -12,13 +12,13 @@ matter how long the busy timeout is.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import msgspec
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.pool import StaticPool
+
+from plugyard.store.rawdb import json_document
 
 #: Execution option that marks a connection's transaction as a write.
 WRITE_OPTION = "plugyard_write"
@@ -50,20 +50,11 @@ def _sqlite_engine(url: URL) -> Engine:
         # One in-memory database exists per connection: share a single one.
         poolclass=StaticPool if memory else None,
         connect_args={"check_same_thread": False},
-        json_deserializer=_json_loads,
+        json_deserializer=json_document,
     )
     event.listen(engine, "connect", _on_connect)
     event.listen(engine, "begin", _on_begin)
     return engine
-
-
-def _json_loads(text: str | bytes) -> Any:
-    # Reading every plugin's descriptor is much of a start; msgspec reads JSON a few
-    # times faster. What it refuses (NaN, lone surrogates) the standard module reads.
-    try:
-        return msgspec.json.decode(text)
-    except msgspec.MsgspecError:
-        return json.loads(text)
 
 
 def _on_connect(dbapi_connection: Any, _record: Any) -> None:
