@@ -37,7 +37,6 @@ from plugyard.runtimes.base import CallContext, Runtime, Target
 from plugyard.runtimes.python.runtime import InProcessRuntime
 from plugyard.store.folders import SqlFolderMarks
 from plugyard.store.home import data_home
-from plugyard.store.keys import ADMIN_ROLE, SqlKeyRepository
 from plugyard.store.store import Store
 from plugyard.store.urls import DATABASE_URL_ENV
 
@@ -62,6 +61,7 @@ if TYPE_CHECKING:
     from plugyard.runtimes.http import HealthChecker
     from plugyard.runtimes.mcp import McpPluginRuntime
     from plugyard.runtimes.outbound import OutboundClient
+    from plugyard.store.keys import SqlKeyRepository
     from plugyard.store.mcp_pins import ToolPin
 
 
@@ -349,6 +349,7 @@ class Yard:
         with neither is the application's own and holds the ``admin`` role; a call for
         a subject holds only the roles given here and those the policy lists for it."""
         from plugyard.execution.executor import CallRequest, new_request_id
+        from plugyard.store.keys import ADMIN_ROLE
 
         if roles is None:
             roles = (ADMIN_ROLE,) if subject is None else ()
@@ -412,6 +413,8 @@ class Yard:
     @property
     def keys(self) -> SqlKeyRepository:
         """The service's API keys (hashed) and their subjects."""
+        from plugyard.store.keys import SqlKeyRepository
+
         return SqlKeyRepository(self.store)
 
     async def register_external(self, data: Any) -> tuple[RegistryEvent, ...]:
@@ -555,6 +558,7 @@ class Yard:
         for KB plugins that retrieve by meaning (docs/reasoning.md)."""
         from plugyard.reasoning import ReasoningService
         from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
+        from plugyard.store.keys import ADMIN_ROLE
 
         return ReasoningService(
             self.executor, self.registry, SqlSessionStore(self.store),
@@ -580,6 +584,7 @@ class Yard:
         turn; ``pins``: ``{stage: plugin}``; ``budget``: the LLM calls it may make. Who
         calls is as for :meth:`call`."""
         from plugyard.reasoning.context import Caller
+        from plugyard.store.keys import ADMIN_ROLE
 
         if roles is None:
             roles = (ADMIN_ROLE,) if subject is None else ()

@@ -118,3 +118,15 @@ def test_a_tampered_stamped_row_is_refused_with_its_code_on_first_use(tmp_path: 
         with pytest.raises(PlugyardError) as raised:
             _ = found.descriptor
         assert raised.value.code == "manifest_invalid_value"
+
+
+def test_the_store_keeps_stamps_and_restamps_on_either_backend(database_url: str) -> None:
+    with Store.open(database_url) as store:
+        store.plugins.upsert_many([to_row(plugin("new")), _old_row(plugin("old"))])
+        registry = Registry.over(store)
+        assert registry.load() == ()
+        assert registry.require("new").stored_data is not None  # trusted by its stamp
+        assert registry.require("old").stored_data is None  # validated as it was read
+        assert registry.restamp() == 1
+        assert {r.id: r.stamp for r in store.plugins.list()} == {
+            "new": DESCRIPTOR_STAMP, "old": DESCRIPTOR_STAMP}  # fmt: skip

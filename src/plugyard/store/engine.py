@@ -18,19 +18,10 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.pool import StaticPool
 
-from plugyard.store.rawdb import json_document
+from plugyard.store.rawdb import json_document, prepare_sqlite
 
 #: Execution option that marks a connection's transaction as a write.
 WRITE_OPTION = "plugyard_write"
-BUSY_TIMEOUT_MS = 10_000
-# busy_timeout first: switching a new file to WAL needs a lock that another opener may
-# hold for a moment, and without the timeout that is "database is locked" at once.
-_PRAGMAS = (
-    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA synchronous=NORMAL",
-    "PRAGMA foreign_keys=ON",
-)
 
 
 def make_engine(url: URL) -> Engine:
@@ -58,14 +49,7 @@ def _sqlite_engine(url: URL) -> Engine:
 
 
 def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-    # Take transaction control away from the driver; _on_begin emits BEGIN instead.
-    dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    try:
-        for pragma in _PRAGMAS:
-            cursor.execute(pragma)
-    finally:
-        cursor.close()
+    prepare_sqlite(dbapi_connection)
 
 
 def _on_begin(connection: Connection) -> None:

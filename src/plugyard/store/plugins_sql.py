@@ -1,4 +1,9 @@
-"""The plugin repository on SQLAlchemy Core (SQLite and PostgreSQL alike)."""
+"""The plugin repository on SQLAlchemy Core (SQLite and PostgreSQL alike).
+
+What a start reads (every row, without timestamps) is read on the driver's connection,
+and SQLAlchemy is imported only by the other statements: a command that only reads
+the registry never imports it (store/store.py).
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Row, delete, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import Connection
-
 from plugyard.store.plugins import Check, PluginRow, RemoveCheck, Written
 from plugyard.store.rawdb import json_document, raw_db
-from plugyard.store.schema import plugins
 
 if TYPE_CHECKING:
+    from sqlalchemy import Row
+    from sqlalchemy.engine import Connection
+
     from plugyard.store.store import Store
 
 
@@ -34,6 +36,10 @@ class SqlPluginRepository:
     ) -> tuple[PluginRow, ...]:
         if not timestamps:
             return self._list_plain(family, source)
+        from sqlalchemy import select
+
+        from plugyard.store.schema import plugins
+
         query = select(plugins).order_by(plugins.c.id)
         if family is not None:
             query = query.where(plugins.c.family == family)
@@ -70,10 +76,16 @@ class SqlPluginRepository:
     def upsert_many(
         self, rows: Sequence[PluginRow], *, check: Check | None = None
     ) -> tuple[Written, ...]:
+        if not rows:  # a start with nothing new: no write lock, and no engine to make
+            return ()
         with self._store.writing() as conn:
             return tuple(self._upsert(conn, row, check) for row in rows)
 
     def delete(self, plugin_id: str, *, check: RemoveCheck | None = None) -> PluginRow | None:
+        from sqlalchemy import delete
+
+        from plugyard.store.schema import plugins
+
         with self._store.writing() as conn:
             current = _select(conn, plugin_id, lock=True)
             if current is None or (check is not None and not check(current)):
@@ -84,6 +96,10 @@ class SqlPluginRepository:
     def set_availability(
         self, plugin_id: str, available: bool, reason: str | None
     ) -> Written | None:
+        from sqlalchemy import update
+
+        from plugyard.store.schema import plugins
+
         with self._store.writing() as conn:
             current = _select(conn, plugin_id, lock=True)
             if current is None:
@@ -111,6 +127,10 @@ class SqlPluginRepository:
             )
 
     def _upsert(self, conn: Connection, row: PluginRow, check: Check | None) -> Written:
+        from sqlalchemy import update
+
+        from plugyard.store.schema import plugins
+
         current = _select(conn, row.id, lock=True)
         if check is not None and not check(current, row):
             return Written(current, current, written=False)
@@ -136,11 +156,20 @@ class SqlPluginRepository:
 
 
 def _insert(conn: Connection) -> Any:
+    from sqlalchemy.dialects.postgresql import insert as pg_insert
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    from plugyard.store.schema import plugins
+
     # ON CONFLICT is spelled the same on both backends, but each dialect has its own insert.
     return pg_insert(plugins) if conn.dialect.name == "postgresql" else sqlite_insert(plugins)
 
 
 def _select(conn: Connection, plugin_id: str, *, lock: bool) -> PluginRow | None:
+    from sqlalchemy import select
+
+    from plugyard.store.schema import plugins
+
     query = select(plugins).where(plugins.c.id == plugin_id)
     if lock and conn.dialect.name == "postgresql":
         # SQLite's BEGIN IMMEDIATE already holds the database's write lock.

@@ -32,6 +32,15 @@ from plugyard.errors import StoreError
 if TYPE_CHECKING:
     from plugyard.store.store import Store
 
+BUSY_TIMEOUT_MS = 10_000
+# busy_timeout first: switching a new file to WAL needs a lock that another opener may
+# hold for a moment, and without the timeout that is "database is locked" at once.
+_PRAGMAS = (
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+)
 _NAMED = re.compile(r"(?<![:\w]):(\w+)")
 _INSTANCES: weakref.WeakKeyDictionary[Store, RawDb] = weakref.WeakKeyDictionary()
 _INSTANCES_LOCK = threading.Lock()
@@ -52,6 +61,29 @@ def close_raw_db(store: Store) -> None:
         found = _INSTANCES.pop(store, None)
     if found is not None:
         found.close()
+
+
+def prepare_sqlite(connection: sqlite3.Connection) -> None:
+    """A new SQLite connection as the store uses it (store/engine.py says why)."""
+    # Take transaction control away from the driver: BEGIN is emitted explicitly.
+    connection.isolation_level = None
+    cursor = connection.cursor()
+    try:
+        for pragma in _PRAGMAS:
+            cursor.execute(pragma)
+    finally:
+        cursor.close()
+
+
+def connect_sqlite(file: str) -> sqlite3.Connection:
+    """A connection to the SQLite file ``file``, as the store's engine would make it."""
+    connection = sqlite3.connect(file, check_same_thread=False)
+    try:
+        prepare_sqlite(connection)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
 
 
 def json_in(value: Any) -> str | None:
@@ -222,11 +254,15 @@ class RawDb:
 
     def _connect(self) -> Any:
         if self._connection is None:
+            file = self._store.sqlite_file
             try:
-                self._fairy = self._store.engine.raw_connection()
+                if file is not None:  # without the engine: a start may not need it at all
+                    self._fairy = self._connection = connect_sqlite(file)
+                else:
+                    self._fairy = self._store.engine.raw_connection()
+                    self._connection = self._fairy.driver_connection
             except Exception as exc:
                 raise self._failure("connect", exc) from None
-            self._connection = self._fairy.driver_connection
             if not self.postgres:
                 # A checkpoint fsyncs; at the default 1,000 pages one came every few hundred
                 # governed calls and cost 30–50 % of the claim's time. Committed writes are
