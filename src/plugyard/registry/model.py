@@ -58,8 +58,10 @@ class RegisteredPlugin:
 
     @property
     def id(self) -> str:
-        pending: Stored | None = self.__dict__.get("_stored")
-        return self.descriptor.id if pending is None else pending.id
+        try:  # read several times per plugin on every start: kept short
+            return self.__dict__["_stored"].id  # type: ignore[no-any-return]
+        except KeyError:
+            return self.descriptor.id
 
     @property
     def family(self) -> Family:
