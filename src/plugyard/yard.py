@@ -25,11 +25,10 @@ from plugyard.discovery.query import CanSee, Filters, Match, allow_all
 from plugyard.errors import PlugyardError, RegistryError
 from plugyard.manifest.model import Operation
 from plugyard.policy.base import Subject
-from plugyard.registry import external_file
 from plugyard.registry.intake import read_plugins
 from plugyard.registry.memory import FolderMemory
 from plugyard.registry.model import RegisteredPlugin, RegistryEvent
-from plugyard.registry.packages import PackageSource
+from plugyard.registry.packages.source import PackageSource
 from plugyard.registry.registry import Registry
 from plugyard.registry.sources import FolderSource, PluginSource, SourceResult
 from plugyard.registry.sync import SyncReport, sync_on_start
@@ -445,6 +444,8 @@ class Yard:
         """HomeClaw's persistence (registry/external_file.py): register what the file
         holds and the store lacks, each body under the API's checks (one refused body is
         logged and skipped), then write the file again from the store."""
+        from plugyard.registry import external_file
+
         path = external_plugins_path(self.settings)
         if path is None:
             return ()
@@ -463,6 +464,8 @@ class Yard:
         if path is not None:
             external = [p for p in self.registry.list() if p.source == "external"]
             if external or path.exists():  # no file appears until there is something
+                from plugyard.registry import external_file
+
                 external_file.write(path, external)
 
     def mcp_tool_pins(self, plugin_id: str | None = None) -> list[ToolPin]:
