@@ -28,11 +28,10 @@ from plugyard.errors import PlugyardError, RegistryError
 from plugyard.manifest.model import Operation
 from plugyard.policy.base import Subject
 from plugyard.policy.sight import Sight
-from plugyard.registry import external_file
 from plugyard.registry.intake import read_plugins
 from plugyard.registry.memory import FolderMemory
 from plugyard.registry.model import RegisteredPlugin, RegistryEvent
-from plugyard.registry.packages import PackageSource
+from plugyard.registry.packages.source import PackageSource
 from plugyard.registry.registry import Registry
 from plugyard.registry.sources import FolderSource, PluginSource, SourceResult
 from plugyard.registry.sync import SyncReport, sync_on_start
@@ -40,7 +39,6 @@ from plugyard.runtimes.base import CallContext, Runtime, Target
 from plugyard.runtimes.python.runtime import InProcessRuntime
 from plugyard.store.folders import SqlFolderMarks
 from plugyard.store.home import data_home
-from plugyard.store.keys import ADMIN_ROLE, SqlKeyRepository
 from plugyard.store.store import Store
 from plugyard.store.urls import DATABASE_URL_ENV
 
@@ -66,6 +64,7 @@ if TYPE_CHECKING:
     from plugyard.runtimes.http import HealthChecker
     from plugyard.runtimes.mcp import McpPluginRuntime
     from plugyard.runtimes.outbound import OutboundClient
+    from plugyard.store.keys import SqlKeyRepository
     from plugyard.store.mcp_pins import ToolPin
 
 
@@ -401,6 +400,7 @@ class Yard:
         with neither is the application's own and holds the ``admin`` role; a call for
         a subject holds only the roles given here and those the policy lists for it."""
         from plugyard.execution.executor import CallRequest, new_request_id
+        from plugyard.store.keys import ADMIN_ROLE
 
         if roles is None:
             roles = (ADMIN_ROLE,) if subject is None else ()
@@ -474,6 +474,8 @@ class Yard:
     @property
     def keys(self) -> SqlKeyRepository:
         """The service's API keys (hashed) and their subjects."""
+        from plugyard.store.keys import SqlKeyRepository
+
         return SqlKeyRepository(self.store)
 
     async def register_external(self, data: Any) -> tuple[RegistryEvent, ...]:
@@ -504,6 +506,8 @@ class Yard:
         """HomeClaw's persistence (registry/external_file.py): register what the file
         holds and the store lacks, each body under the API's checks (one refused body is
         logged and skipped), then write the file again from the store."""
+        from plugyard.registry import external_file
+
         path = external_plugins_path(self.settings)
         if path is None:
             return ()
@@ -522,6 +526,8 @@ class Yard:
         if path is not None:
             external = [p for p in self.registry.list() if p.source == "external"]
             if external or path.exists():  # no file appears until there is something
+                from plugyard.registry import external_file
+
                 external_file.write(path, external)
 
     def mcp_tool_pins(self, plugin_id: str | None = None) -> list[ToolPin]:
@@ -617,6 +623,7 @@ class Yard:
         for KB plugins that retrieve by meaning (docs/reasoning.md)."""
         from plugyard.reasoning import ReasoningService
         from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
+        from plugyard.store.keys import ADMIN_ROLE
 
         return ReasoningService(
             self.executor, self.registry, SqlSessionStore(self.store),
@@ -642,6 +649,7 @@ class Yard:
         turn; ``pins``: ``{stage: plugin}``; ``budget``: the LLM calls it may make. Who
         calls is as for :meth:`call`."""
         from plugyard.reasoning.context import Caller
+        from plugyard.store.keys import ADMIN_ROLE
 
         if roles is None:
             roles = (ADMIN_ROLE,) if subject is None else ()

@@ -64,6 +64,8 @@ def test_listing_plugins_loads_neither_the_server_nor_mcp_nor_governance() -> No
     assert heavy(modules) == []
     assert "plugyard.execution.governance" not in modules
     assert "alembic" not in modules  # the store was at head: nothing to migrate
+    # Nothing changed, nothing to write: the SQLite store is read on the driver alone.
+    assert "sqlalchemy" not in modules
 
 
 def test_each_listed_help_line_is_the_commands_own() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -89,3 +90,19 @@ def test_call_prints_the_data_for_people_and_the_envelope_with_json(tmp_path: Pa
     assert code == 0 and "result: 42" in out and "status" not in out
     code, out = run(tmp_path / "p.db", "call", "calculator", "-p", "expression=1/0")
     assert code == 1 and "invalid_parameters" in out
+
+
+def test_show_refuses_a_tampered_stored_descriptor_with_its_code(tmp_path: Path) -> None:
+    database = tmp_path / "p.db"
+    assert run(database, "plugins", "list")[0] == 0
+    with sqlite3.connect(database) as connection:
+        (text,) = connection.execute(
+            "SELECT descriptor FROM plugins WHERE id = 'calculator'"
+        ).fetchone()
+        bad = {**json.loads(text), "timeout_ms": -1}  # the stamp still says "validated"
+        connection.execute(
+            "UPDATE plugins SET descriptor = ? WHERE id = 'calculator'", (json.dumps(bad),)
+        )
+    code, out = run(database, "plugins", "show", "calculator", "--json")
+    assert code == 1
+    assert json.loads(out)["error"]["code"] == "manifest_invalid_value"

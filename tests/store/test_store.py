@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, insert, select
 
 from plugyard.errors import StoreError
-from plugyard.store import migrate
+from plugyard.store import migrate, urls
 from plugyard.store.schema import plugins
 from plugyard.store.store import Store
 from plugyard.store.urls import DATABASE_URL_ENV
@@ -138,3 +138,27 @@ def test_two_processes_worth_of_writers_do_not_lock_each_other_out(tmp_path: Pat
     assert errors == []
     with Store.open(path) as store:
         assert len(store.plugins.list()) == 60
+
+
+def test_a_sqlite_file_at_head_opens_and_reads_without_its_engine(tmp_path: Path) -> None:
+    file = tmp_path / "lazy.db"
+    with Store.open(file) as first:  # a new file: migrated through the engine
+        assert first.revision() == migrate.head()
+        first.plugins.upsert(row("kept"))
+    with Store.open(file) as second:
+        assert "engine" not in vars(second)
+        assert second.backend == "sqlite"
+        assert second.url == urls.display(urls.sqlite_url(str(file.resolve())))
+        assert [r.id for r in second.plugins.list(timestamps=False)] == ["kept"]
+        assert "engine" not in vars(second)
+        second.plugins.upsert(row("added"))  # a write makes the engine
+        assert "engine" in vars(second)
+        assert [r.id for r in second.plugins.list()] == ["added", "kept"]
+
+
+def test_a_sqlite_file_behind_head_is_migrated_when_opened(tmp_path: Path) -> None:
+    file = tmp_path / "old.db"
+    with Store.open(file, migrate=False) as empty:
+        empty.migrate("0011")
+    with Store.open(file) as store:
+        assert store.revision() == migrate.head()

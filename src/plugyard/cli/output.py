@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-import yaml
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -50,6 +49,8 @@ def emit(data: Any, as_json: bool) -> None:
     if plain is None or plain == [] or plain == {}:
         click.echo("(nothing)")
         return
+    import yaml  # only for people's output: a listing prints its own lines
+
     text = yaml.safe_dump(plain, sort_keys=False, allow_unicode=True, default_flow_style=False)
     click.echo(text.rstrip("\n"))
 

@@ -96,7 +96,11 @@ def show_command(ctx: click.Context, plugin_id: str, as_json: bool) -> None:
         if plugin is None:
             fail("plugin_not_found", f"no plugin {plugin_id!r}", as_json)
             return
-        out = summary(plugin) | {"descriptor": plugin.descriptor.to_data()}
+        try:  # a stored descriptor is validated here, on its first use
+            out = summary(plugin) | {"descriptor": plugin.descriptor.to_data()}
+        except PlugyardError as exc:
+            fail(exc.code, exc.message, as_json)
+            return
         emit(out, as_json)
 
 

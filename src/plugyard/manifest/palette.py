@@ -20,7 +20,6 @@ from plugyard.manifest.model import (
     ALL_CAPABILITIES,
     PIPELINE_CAPABILITIES,
     Placement,
-    PluginDescriptor,
     Role,
 )
 
@@ -35,8 +34,16 @@ class Identified(Protocol):
     def id(self) -> str: ...
 
 
+class Placed(Identified, Protocol):
+    """What grouping reads of a plugin: a descriptor, or a listing's lighter stand-in."""
+
+    @property
+    def placement(self) -> Placement: ...
+
+
 T = TypeVar("T")
 P = TypeVar("P", bound=Identified)
+Q = TypeVar("Q", bound=Placed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,16 +69,14 @@ class Palette(Generic[P]):
         }
 
 
-def palette(
-    plugins: Iterable[PluginDescriptor], capabilities: Sequence[str] | None = None
-) -> Palette[PluginDescriptor]:
+def palette(plugins: Iterable[Q], capabilities: Sequence[str] | None = None) -> Palette[Q]:
     """Group ``plugins``. ``capabilities`` are the pipeline's (in its order); without them
     every capability some plugin names gets a section, the OLO defaults first."""
     return placed(by_placement(sorted(plugins, key=_id), _itself), capabilities)
 
 
 def by_placement(
-    plugins: Iterable[T], descriptor: Callable[[T], PluginDescriptor]
+    plugins: Iterable[T], descriptor: Callable[[T], Placed]
 ) -> list[tuple[Placement, list[T]]]:
     """``plugins`` by where their ``descriptor`` lets them stand, each group in the
     order given. A catalog keeps these groups between requests."""
@@ -129,7 +134,7 @@ def merged(runs: list[Sequence[P]], key: Callable[[P], str]) -> tuple[P, ...]:
     return tuple(sorted(chain.from_iterable(runs), key=key))
 
 
-def _itself(plugin: PluginDescriptor) -> PluginDescriptor:
+def _itself(plugin: Q) -> Q:
     return plugin
 
 

@@ -72,14 +72,9 @@ class FolderMemory:
         mark = fingerprint(entries, self._contexts(source, trust), self._now)
         stored = self._remembered().get(key)
         if stored is not None and stored.fingerprint == mark.digest:
-            ids = tuple(i for i, _ in stored.plugins)
-            held = self._held(key, ids, source, trust)
-            # The content hashes too: another process may have registered another
-            # version of the folder since this mark was written.
-            if held is not None and all(
-                p.content_hash == h for p, (_, h) in zip(held, stored.plugins, strict=True)
-            ):
-                self._seen[key] = _Seen(mark, ids, False, stored)
+            held = self._held_as_marked(key, stored, source, trust)
+            if held is not None:
+                self._seen[key] = _Seen(mark, tuple(p.id for p in held), False, stored)
                 return SourceResult(unchanged=held)
         result = load()
         self._seen[key] = _Seen(mark, tuple(p.id for p in result.plugins), read=True)
@@ -115,6 +110,28 @@ class FolderMemory:
         if self._stored is None:
             self._stored = self._marks.all()
         return self._stored
+
+    def _held_as_marked(
+        self, manifest: str, mark: FolderMark, source: SourceKind, trust: Trust
+    ) -> tuple[RegisteredPlugin, ...] | None:
+        """:meth:`_held` for the plugins of ``mark``, each with the content hash it had
+        then: another process may have registered another version of the folder since
+        this mark was written."""
+        held = []
+        find = self._registry.find
+        for plugin_id, digest in mark.plugins:
+            plugin = find(plugin_id)
+            if (
+                plugin is None
+                or plugin.content_hash != digest
+                or plugin.manifest_path != manifest
+                or not plugin.available
+                or plugin.source != source
+                or plugin.trust != trust
+            ):
+                return None
+            held.append(plugin)
+        return tuple(held)
 
     def _held(
         self, manifest: str, ids: Sequence[str], source: SourceKind | None, trust: Trust | None

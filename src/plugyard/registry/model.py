@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from plugyard.manifest.model import Family, PluginDescriptor
 
@@ -23,12 +23,27 @@ def content_hash(descriptor: PluginDescriptor) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+class Stored(NamedTuple):
+    """A descriptor as the store holds it, not validated yet: what a listing shows is read
+    from ``data``; ``validate`` makes the descriptor on first use."""
+
+    id: str
+    family: Family
+    data: Mapping[str, Any]
+    validate: Callable[[Mapping[str, Any]], PluginDescriptor]
+
+
+# Not slotted: a plugin read from the store gets its ``descriptor`` attribute only when it
+# is first read (``__getattr__``). Equality, hashing, ``repr`` and ``replace`` read it too.
+@dataclass(frozen=True)
 class RegisteredPlugin:
     """A descriptor plus what the host knows about it.
 
     ``trust`` is set by the operator (the source's configuration), never by the plugin.
     ``location`` is the folder holding the manifest and code, when there is one.
+
+    A plugin read from the store (:meth:`stored`) validates its descriptor when the
+    descriptor is first read, which may then raise the validation's error.
     """
 
     descriptor: PluginDescriptor
@@ -43,11 +58,57 @@ class RegisteredPlugin:
 
     @property
     def id(self) -> str:
-        return self.descriptor.id
+        try:  # read several times per plugin on every start: kept short
+            return self.__dict__["_stored"].id  # type: ignore[no-any-return]
+        except KeyError:
+            return self.descriptor.id
 
     @property
     def family(self) -> Family:
-        return self.descriptor.family
+        pending: Stored | None = self.__dict__.get("_stored")
+        return self.descriptor.family if pending is None else pending.family
+
+    @property
+    def stored_data(self) -> Mapping[str, Any] | None:
+        """The descriptor's JSON data as stored, while it is not validated yet; else
+        ``None`` (read ``descriptor``)."""
+        pending: Stored | None = self.__dict__.get("_stored")
+        return None if pending is None else pending.data
+
+    @classmethod
+    def stored(
+        cls,
+        pending: Stored,
+        source: SourceKind,
+        *,
+        content_hash: str,
+        trust: Trust,
+        location: str | None,
+        manifest_path: str | None,
+        dialect: str | None,
+        available: bool,
+        unavailable_reason: str | None,
+    ) -> RegisteredPlugin:
+        """A plugin whose descriptor is validated on first use (see :class:`Stored`)."""
+        plugin = object.__new__(cls)
+        plugin.__dict__.update(
+            _stored=pending, source=source, content_hash=content_hash, trust=trust,
+            location=location, manifest_path=manifest_path, dialect=dialect,
+            available=available, unavailable_reason=unavailable_reason,
+        )  # fmt: skip
+        return plugin
+
+    if not TYPE_CHECKING:  # mypy would take every unknown attribute for this one
+
+        def __getattr__(self, name: str) -> Any:
+            pending = self.__dict__.get("_stored") if name == "descriptor" else None
+            if pending is None:
+                raise AttributeError(name)
+            descriptor = pending.validate(pending.data)
+            # Two threads may both get here: each makes an equal descriptor.
+            self.__dict__["descriptor"] = descriptor
+            self.__dict__.pop("_stored", None)
+            return descriptor
 
     @classmethod
     def of(

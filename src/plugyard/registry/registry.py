@@ -19,7 +19,7 @@ from plugyard.errors import ManifestError, NotFoundError, PlugyardError, Registr
 from plugyard.manifest.auth_fields import faults as auth_faults
 from plugyard.manifest.bindings import faults as binding_faults
 from plugyard.manifest.families import FAMILY_OF_TYPE
-from plugyard.manifest.model import Family, PluginDescriptor
+from plugyard.manifest.model import DESCRIPTOR_STAMP, Family, PluginDescriptor
 from plugyard.registry.intake import check_family, read_plugins
 from plugyard.registry.model import (
     EventKind,
@@ -57,6 +57,7 @@ class Registry:
         self._entries: dict[str, RegisteredPlugin] = {}
         self._listeners: tuple[Listener, ...] = ()
         self._lock = threading.RLock()
+        self._stale: list[tuple[str, str]] = []  # rows read under another model's stamp
 
     @classmethod
     def over(cls, store: Store) -> Registry:
@@ -75,13 +76,27 @@ class Registry:
         with self._lock:
             entries: dict[str, RegisteredPlugin] = {}
             failures: list[LoadFailure] = []
+            stale: list[tuple[str, str]] = []
             for row in self._repo.list(timestamps=False):
                 try:
                     entries[row.id] = from_row(row)
                 except PlugyardError as exc:
                     failures.append(LoadFailure(f"store:{row.id}", exc.code, exc.message))
+                    continue
+                if row.stamp != DESCRIPTOR_STAMP:
+                    stale.append((row.id, row.content_hash))
             self._entries = entries
+            self._stale = stale
         return tuple(failures)
+
+    def restamp(self) -> int:
+        """Mark the rows the last :meth:`load` validated under another model's stamp (an
+        older plugyard wrote them) as valid under this one, so the next start need not
+        validate them as it reads them. Answers how many it marked."""
+        with self._lock:
+            stale, self._stale = self._stale, []
+        self._repo.restamp(stale, DESCRIPTOR_STAMP)
+        return len(stale)
 
     def refresh(self) -> tuple[RegistryEvent, ...]:
         """Read the store again and announce what changed there since this view was

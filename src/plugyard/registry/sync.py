@@ -10,8 +10,10 @@ externals.
    built-in's version may go down when its folder does), except over an external entry,
    which keeps its id — the built-in is reported as ``duplicate_plugin``.
 
-An unchanged restart writes nothing and sends no event. A broken plugin is reported and
-skipped; a failing store is not a plugin's fault and raises ``StoreError``.
+An unchanged restart writes nothing and sends no event (but for the first start under a
+new descriptor model, which marks the rows it validated: ``Registry.restamp``). A broken
+plugin is reported and skipped; a failing store is not a plugin's fault and raises
+``StoreError``.
 
 With a :class:`~plugyard.registry.memory.FolderMemory`, step 2 does not read again the
 plugin folders unchanged since the last start: they offer what the registry holds.
@@ -101,6 +103,7 @@ def _sync(
     loaded = [i for i in wanted if i in held or i in registered]
 
     kept = tuple(p.id for p in registry.list() if p.source not in reread)
+    registry.restamp()
     if memory is not None:
         memory.settle(failures)
     return SyncReport(

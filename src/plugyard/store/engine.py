@@ -12,25 +12,16 @@ matter how long the busy timeout is.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import msgspec
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.pool import StaticPool
 
+from plugyard.store.rawdb import json_document, prepare_sqlite
+
 #: Execution option that marks a connection's transaction as a write.
 WRITE_OPTION = "plugyard_write"
-BUSY_TIMEOUT_MS = 10_000
-# busy_timeout first: switching a new file to WAL needs a lock that another opener may
-# hold for a moment, and without the timeout that is "database is locked" at once.
-_PRAGMAS = (
-    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
-    "PRAGMA journal_mode=WAL",
-    "PRAGMA synchronous=NORMAL",
-    "PRAGMA foreign_keys=ON",
-)
 
 
 def make_engine(url: URL) -> Engine:
@@ -50,31 +41,15 @@ def _sqlite_engine(url: URL) -> Engine:
         # One in-memory database exists per connection: share a single one.
         poolclass=StaticPool if memory else None,
         connect_args={"check_same_thread": False},
-        json_deserializer=_json_loads,
+        json_deserializer=json_document,
     )
     event.listen(engine, "connect", _on_connect)
     event.listen(engine, "begin", _on_begin)
     return engine
 
 
-def _json_loads(text: str | bytes) -> Any:
-    # Reading every plugin's descriptor is much of a start; msgspec reads JSON a few
-    # times faster. What it refuses (NaN, lone surrogates) the standard module reads.
-    try:
-        return msgspec.json.decode(text)
-    except msgspec.MsgspecError:
-        return json.loads(text)
-
-
 def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-    # Take transaction control away from the driver; _on_begin emits BEGIN instead.
-    dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    try:
-        for pragma in _PRAGMAS:
-            cursor.execute(pragma)
-    finally:
-        cursor.close()
+    prepare_sqlite(dbapi_connection)
 
 
 def _on_begin(connection: Connection) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from plugyard.store.rawdb import RawDb, raw_db
+from plugyard.store.rawdb import RawDb, json_document, raw_db
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -58,7 +58,7 @@ class SqlFolderMarks:
         marks = {}
         for manifest, fingerprint, plugins in rows:
             try:
-                pairs = tuple((str(i), str(h)) for i, h in json.loads(plugins))
+                pairs = tuple((str(i), str(h)) for i, h in json_document(plugins))
             except (ValueError, TypeError):
                 continue  # a cache: a row it cannot read only has its folder read again
             marks[str(manifest)] = FolderMark(str(fingerprint), pairs)

@@ -17,15 +17,14 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import inspect, text
-from sqlalchemy.engine import Connection
-
 from plugyard.errors import StoreError
 
 # Alembic is imported only to migrate: a store already at head (every start but the
 # first after an upgrade) is opened without it, which keeps a command's start short.
+# SQLAlchemy too, for the store in a SQLite file that checks its head on its own.
 if TYPE_CHECKING:
     from alembic.config import Config
+    from sqlalchemy.engine import Connection
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _REVISION_FILE = re.compile(r"r(\d{4})_\w+\.py")
@@ -60,6 +59,8 @@ def head() -> str:
 
 def current(connection: Connection) -> str | None:
     """The revision the database is at; ``None`` for an empty database."""
+    from sqlalchemy import inspect, text
+
     if not inspect(connection).has_table("alembic_version"):
         return None
     found = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
@@ -68,6 +69,8 @@ def current(connection: Connection) -> str | None:
 
 def upgrade(connection: Connection, revision: str = "head") -> None:
     """Bring the database to ``revision`` inside the caller's transaction."""
+    from sqlalchemy import text
+
     if connection.dialect.name == "postgresql":
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK_KEY})
     found = current(connection)

@@ -33,8 +33,10 @@ def utc_now() -> datetime:
 class PluginRow:
     """One row of the ``plugins`` table.
 
-    ``descriptor`` is the canonical descriptor as JSON data (``PluginDescriptor.to_data()``).
-    The timestamps are set by the repository; a row given to a write leaves them ``None``.
+    ``descriptor`` is the canonical descriptor as JSON data (``PluginDescriptor.to_data()``);
+    ``stamp`` names the descriptor model that validated it (``None``: unknown, as in rows
+    written before stamps). The timestamps are set by the repository; a row given to a
+    write leaves them ``None``.
     """
 
     id: str
@@ -51,13 +53,15 @@ class PluginRow:
     unavailable_reason: str | None = None
     registered_at: datetime | None = None
     updated_at: datetime | None = None
+    stamp: str | None = None
 
     def same_entry(self, other: PluginRow) -> bool:
-        """Equal in everything but the timestamps."""
+        """Equal in everything but the timestamps and the stamp (bookkeeping: a row
+        re-validated under a newer model is still the same entry)."""
         return all(
             getattr(self, f.name) == getattr(other, f.name)
             for f in fields(self)
-            if f.name not in _TIMESTAMPS
+            if f.name not in _BOOKKEEPING
         )
 
     def values(self) -> dict[str, Any]:
@@ -66,6 +70,7 @@ class PluginRow:
 
 
 _TIMESTAMPS = frozenset({"registered_at", "updated_at"})
+_BOOKKEEPING = _TIMESTAMPS | {"stamp"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,4 +113,8 @@ class PluginRepository(Protocol):
         self, plugin_id: str, available: bool, reason: str | None
     ) -> Written | None:
         """Change only the availability columns; ``None`` when no such row exists."""
+        ...
+
+    def restamp(self, rows: Sequence[tuple[str, str]], stamp: str) -> None:
+        """Set the ``stamp`` of each row ``(id, content hash)`` still holding that hash."""
         ...

@@ -82,6 +82,15 @@ class MemoryPluginRepository:
             self._rows = {**self._rows, plugin_id: changed}
             return Written(_copy(changed), _copy(current), written=True)
 
+    def restamp(self, rows: Sequence[tuple[str, str]], stamp: str) -> None:
+        with self._lock:
+            table = dict(self._rows)
+            for plugin_id, digest in rows:
+                current = table.get(plugin_id)
+                if current is not None and current.content_hash == digest:
+                    table[plugin_id] = replace(current, stamp=stamp)
+            self._rows = table
+
 
 def _copy(row: PluginRow) -> PluginRow:
     # Callers must not reach into the table through a shared descriptor dict.

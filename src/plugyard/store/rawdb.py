@@ -26,12 +26,23 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from plugyard.errors import StoreError
 from plugyard.store import timing
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
 
+BUSY_TIMEOUT_MS = 10_000
+# busy_timeout first: switching a new file to WAL needs a lock that another opener may
+# hold for a moment, and without the timeout that is "database is locked" at once.
+_PRAGMAS = (
+    f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}",
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+)
 _NAMED = re.compile(r"(?<![:\w]):(\w+)")
 _INSTANCES: weakref.WeakKeyDictionary[Store, RawDb] = weakref.WeakKeyDictionary()
 _INSTANCES_LOCK = threading.Lock()
@@ -54,6 +65,29 @@ def close_raw_db(store: Store) -> None:
         found.close()
 
 
+def prepare_sqlite(connection: sqlite3.Connection) -> None:
+    """A new SQLite connection as the store uses it (store/engine.py says why)."""
+    # Take transaction control away from the driver: BEGIN is emitted explicitly.
+    connection.isolation_level = None
+    cursor = connection.cursor()
+    try:
+        for pragma in _PRAGMAS:
+            cursor.execute(pragma)
+    finally:
+        cursor.close()
+
+
+def connect_sqlite(file: str) -> sqlite3.Connection:
+    """A connection to the SQLite file ``file``, as the store's engine would make it."""
+    connection = sqlite3.connect(file, check_same_thread=False)
+    try:
+        prepare_sqlite(connection)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
 def json_in(value: Any) -> str | None:
     """A value for a JSON column (text on SQLite, cast by PostgreSQL)."""
     return None if value is None else json.dumps(value, separators=(",", ":"))
@@ -62,6 +96,17 @@ def json_in(value: Any) -> str | None:
 def json_out(value: Any) -> Any:
     """A JSON column's value: psycopg decodes JSONB itself, sqlite3 hands back text."""
     return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def json_document(value: Any) -> Any:
+    """:func:`json_out` for large documents (a plugin's descriptor): msgspec reads JSON a
+    few times faster; what it refuses (NaN, lone surrogates) the standard module reads."""
+    if not isinstance(value, str | bytes):
+        return value
+    try:
+        return msgspec.json.decode(value)
+    except msgspec.MsgspecError:
+        return json.loads(value)
 
 
 class Tx:
@@ -216,11 +261,15 @@ class RawDb:
 
     def _connect(self) -> Any:
         if self._connection is None:
+            file = self._store.sqlite_file
             try:
-                self._fairy = self._store.engine.raw_connection()
+                if file is not None:  # without the engine: a start may not need it at all
+                    self._fairy = self._connection = connect_sqlite(file)
+                else:
+                    self._fairy = self._store.engine.raw_connection()
+                    self._connection = self._fairy.driver_connection
             except Exception as exc:
                 raise self._failure("connect", exc) from None
-            self._connection = self._fairy.driver_connection
             if not self.postgres:
                 # A checkpoint fsyncs; at the default 1,000 pages one came every few hundred
                 # governed calls and cost 30–50 % of the claim's time. Committed writes are

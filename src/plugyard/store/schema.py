@@ -73,6 +73,8 @@ plugins = Table(
     Column("dialect", String(20), nullable=True),
     Column("descriptor", JsonDocument, nullable=False),
     Column("content_hash", String(64), nullable=False),
+    # The descriptor model that validated ``descriptor`` (migration 0012).
+    Column("stamp", String(64), nullable=True),
     Column("available", Boolean, nullable=False),
     Column("unavailable_reason", Text, nullable=True),
     Column("registered_at", UtcDateTime, nullable=False),

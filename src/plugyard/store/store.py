@@ -9,16 +9,20 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from functools import cached_property
 from types import TracebackType
-
-from sqlalchemy import Engine
-from sqlalchemy.engine import URL, Connection
-from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
+from typing import TYPE_CHECKING
 
 from plugyard.errors import StoreError
 from plugyard.store import migrate, timing, urls
-from plugyard.store.engine import WRITE_OPTION, make_engine
 from plugyard.store.plugins import Clock, utc_now
 from plugyard.store.plugins_sql import SqlPluginRepository
+
+# SQLAlchemy is imported with the engine, which a store in a SQLite file makes on first
+# use: a command that only reads (``plugins list``) runs on the driver's connection
+# (store/rawdb.py) and never pays for the import.
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+    from sqlalchemy.engine import URL, Connection
+    from sqlalchemy.exc import SQLAlchemyError
 
 
 class Store:
@@ -26,11 +30,30 @@ class Store:
 
     Open with :meth:`open` (a URL, a SQLite path, or ``None`` for the settings) or
     :meth:`from_settings`. Errors of the database surface as :class:`StoreError`.
+    ``sqlite_file`` is the SQLite file of a store opened by its path; its engine is
+    made on first use.
     """
 
-    def __init__(self, engine: Engine, *, clock: Clock = utc_now) -> None:
-        self.engine = engine
+    def __init__(
+        self,
+        engine: Engine | None = None,
+        *,
+        clock: Clock = utc_now,
+        sqlite_file: str | None = None,
+    ) -> None:
+        if engine is None and sqlite_file is None:
+            raise TypeError("a Store needs an engine or a SQLite file")
+        if engine is not None:
+            self.engine = engine
+        self.sqlite_file = sqlite_file
         self.clock = clock
+
+    @cached_property
+    def engine(self) -> Engine:
+        from plugyard.store.engine import make_engine
+
+        assert self.sqlite_file is not None  # an engine given is already cached
+        return make_engine(urls.sqlite_url(self.sqlite_file))
 
     @classmethod
     def open(
@@ -45,6 +68,9 @@ class Store:
         ``target`` is a SQLAlchemy URL, a SQLite file path, or ``None`` for
         ``PLUGYARD_DATABASE_URL`` (falling back to ``./.plugyard/plugyard.db``).
         """
+        file = urls.sqlite_file(target)
+        if file is not None:
+            return cls._of_file(file, migrate=migrate, clock=clock)
         url = urls.from_environment() if target is None else urls.resolve(target)
         return cls.at(url, migrate=migrate, clock=clock)
 
@@ -55,7 +81,34 @@ class Store:
         return cls.at(urls.from_environment(environ), clock=clock)
 
     @classmethod
+    def _of_file(cls, file: str, *, migrate: bool, clock: Clock) -> Store:
+        store = cls(clock=clock, sqlite_file=file)
+        if migrate and not store._at_head():
+            try:
+                store.migrate()
+            except BaseException:
+                store.close()
+                raise
+        return store
+
+    def _at_head(self) -> bool:
+        """Whether the schema is at this plugyard's head, read on the driver's connection
+        (a new or older database is migrated through the engine, as any other)."""
+        from plugyard.store.rawdb import raw_db
+
+        try:
+            with raw_db(self).read() as tx:
+                found = tx.one("SELECT version_num FROM alembic_version")
+        except StoreError:  # no such table yet, or a database the engine will report on
+            return False
+        return found is not None and found[0] == migrate.head()
+
+    @classmethod
     def at(cls, url: URL, *, migrate: bool = True, clock: Clock = utc_now) -> Store:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from plugyard.store.engine import make_engine
+
         try:
             engine = make_engine(url)
         except (SQLAlchemyError, ImportError) as exc:
@@ -72,12 +125,14 @@ class Store:
     @property
     def url(self) -> str:
         """The database URL, password hidden."""
+        if self.sqlite_file is not None:
+            return urls.sqlite_display(self.sqlite_file)
         return urls.display(self.engine.url)
 
     @property
     def backend(self) -> str:
         """``sqlite`` or ``postgresql``."""
-        return self.engine.url.get_backend_name()
+        return "sqlite" if self.sqlite_file is not None else self.engine.url.get_backend_name()
 
     @cached_property
     def plugins(self) -> SqlPluginRepository:
@@ -88,6 +143,8 @@ class Store:
     @contextmanager
     def reading(self) -> Iterator[Connection]:
         """A connection for reads, in one consistent snapshot."""
+        from sqlalchemy.exc import SQLAlchemyError
+
         totals, asked = timing.TOTALS, time.perf_counter()
         got: float | None = None
         try:
@@ -103,6 +160,10 @@ class Store:
     @contextmanager
     def writing(self) -> Iterator[Connection]:
         """One transaction: committed when the block ends, rolled back if it raises."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from plugyard.store.engine import WRITE_OPTION
+
         totals, asked = timing.TOTALS, time.perf_counter()
         got: float | None = None
         try:
@@ -134,7 +195,8 @@ class Store:
         from plugyard.store.rawdb import close_raw_db  # rawdb names Store in its types
 
         close_raw_db(self)
-        self.engine.dispose()
+        if "engine" in self.__dict__:  # made, or given
+            self.engine.dispose()
 
     def __enter__(self) -> Store:
         return self
@@ -156,6 +218,8 @@ class Store:
         # A server that cannot be reached (restarting, network) is worth a retry: the
         # pool pre-pings and reconnects on the next request. SQLite's OperationalError
         # is a locked or broken file instead, which a retry does not mend.
+        from sqlalchemy.exc import InterfaceError, OperationalError
+
         lost = self.backend == "postgresql" and isinstance(exc, OperationalError | InterfaceError)
         code = "store_unavailable" if lost else None
         return StoreError(f"store {what} failed on {self.url}: {cause}", code=code)

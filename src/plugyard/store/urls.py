@@ -13,12 +13,15 @@ import os
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from typing import TYPE_CHECKING
 
 from plugyard.errors import StoreError
 from plugyard.store.home import default_store, legacy_notice
+
+# SQLAlchemy is imported only for a URL: a store in a plain SQLite file is found without
+# it (:func:`sqlite_file`), which keeps a command's start short.
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 DATABASE_URL_ENV = "PLUGYARD_DATABASE_URL"
 BACKENDS = ("sqlite", "postgresql")
@@ -32,6 +35,9 @@ def resolve(target: str | os.PathLike[str] | None = None) -> URL:
 
     A file path's folder is created, so a fresh checkout needs no set-up step.
     """
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     if target is None:
         return _default(os.environ)
     if isinstance(target, os.PathLike) or "://" not in target:
@@ -60,27 +66,64 @@ def from_environment(environ: Mapping[str, str] | None = None) -> URL:
     return resolve(named) if named else _default(env)
 
 
+def sqlite_file(
+    target: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """The SQLite file ``target`` names when it is a plain path, or none (the settings:
+    ``PLUGYARD_DATABASE_URL``, else the default), its folder made as :func:`resolve`
+    makes it; ``None`` for a URL or an in-memory database."""
+    if target is None:
+        env = os.environ if environ is None else environ
+        named = env.get(DATABASE_URL_ENV)
+        if not named:
+            return _default_file(env)
+        target = named
+    text = os.fspath(target)
+    if "://" in text or text == ":memory:":
+        return None
+    return _sqlite_path(Path(text))
+
+
+def sqlite_display(file: str) -> str:
+    """:func:`display` of a SQLite file's URL."""
+    return f"sqlite:///{file}"
+
+
 def display(url: URL) -> str:
     """The URL with its password hidden: safe for messages and logs."""
     return url.render_as_string(hide_password=True)
 
 
+def sqlite_url(file: str) -> URL:
+    from sqlalchemy.engine import URL
+
+    return URL.create("sqlite", database=file)
+
+
 def _sqlite_file(path: Path) -> URL:
+    return sqlite_url(_sqlite_path(path))
+
+
+def _sqlite_path(path: Path) -> str:
     file = path.expanduser()
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create the folder of {file}: {exc.strerror}") from None
-    return URL.create("sqlite", database=str(file.resolve()))
+    return str(file.resolve())
 
 
 def _default(environ: Mapping[str, str]) -> URL:
+    return sqlite_url(_default_file(environ))
+
+
+def _default_file(environ: Mapping[str, str]) -> str:
     store = default_store(environ)
     _tell_once(legacy_notice(store))
     # The user's own folder: the store and its key files are nobody else's to read.
-    with contextlib.suppress(OSError):  # _sqlite_file reports a folder it cannot make
+    with contextlib.suppress(OSError):  # _sqlite_path reports a folder it cannot make
         store.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return _sqlite_file(store)
+    return _sqlite_path(store)
 
 
 @cache
@@ -91,4 +134,4 @@ def _tell_once(notice: str | None) -> None:
 
 
 def _memory() -> URL:
-    return URL.create("sqlite", database=":memory:")
+    return sqlite_url(":memory:")
