@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from plugyard.discovery import documents
+from plugyard.discovery import documents, fusion
 from plugyard.discovery.documents import Document, from_mapping
 from plugyard.discovery.embedders import HashingEmbedder
 from plugyard.discovery.engine import HybridIndex
@@ -48,6 +48,16 @@ def test_search_ranks_and_explains() -> None:
     assert "price" in top[0].terms
     assert "keywords" in top[0].why
     assert ix.search("anything", k=0) == []
+
+
+def test_a_long_query_is_fused_with_the_long_blend() -> None:
+    keywords_only = fusion.Blend(dense=0.0, keywords=1.0)
+    dense_only = fusion.Blend(dense=1.0, keywords=0.0)
+    ix = _index(policy=fusion.Policy(short=dense_only, long=keywords_only, long_query=3))
+    short = ix.search("share price", k=1)[0]
+    assert short.score == pytest.approx(short.dense, abs=1e-5)
+    long = ix.search("share price for ticker with market news", k=1)[0]
+    assert long.score == pytest.approx(long.lexical, abs=1e-5)
 
 
 def test_unchanged_documents_are_not_re_embedded() -> None:
