@@ -173,6 +173,20 @@ def test_a_borrowed_field_is_embedded_once_and_counted_twice() -> None:
     np.testing.assert_allclose(ix.vector("only-name"), name, atol=1e-6)
 
 
+def test_a_text_that_documents_share_is_embedded_once() -> None:
+    emb = CountingEmbedder()
+    ix = HybridIndex(emb)
+    docs = [
+        Document("a", "Match Info", "Football match facts."),
+        Document("b", "Game Info", "Football match facts."),
+    ]
+    ix.upsert(docs)
+    assert sorted(emb.calls[0]) == ["Football match facts.", "Game Info", "Match Info"]
+    alone = HybridIndex(HashingEmbedder(dim=256))
+    alone.upsert(docs[1:])
+    np.testing.assert_allclose(ix.vector("b"), alone.vector("b"), atol=1e-6)
+
+
 def test_the_hash_changes_with_the_vector_recipe(monkeypatch: pytest.MonkeyPatch) -> None:
     # Vectors stored under an older recipe must not be reused as current.
     doc = CATALOG[0]

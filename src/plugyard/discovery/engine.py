@@ -103,8 +103,10 @@ class HybridIndex:
         return np.asarray(self._embed_many([doc])[0], dtype=np.float32)
 
     def _embed_many(self, docs: list[Document]) -> Vectors:
-        # A borrowed field repeats a text: embed it once and count it twice.
-        texts: list[str] = []
+        # A borrowed field repeats a text: embed it once and count it twice. A text
+        # that several documents share (a common description) is embedded once too.
+        unique: dict[str, int] = {}
+        slots: list[int] = []
         owners: list[int] = []
         weights: list[float] = []
         for i, doc in enumerate(docs):
@@ -113,14 +115,14 @@ class HybridIndex:
                 if text:
                     counts[text] = counts.get(text, 0) + 1
             for text, n in counts.items():
-                texts.append(text)
+                slots.append(unique.setdefault(text, len(unique)))
                 owners.append(i)
                 weights.append(float(n))
         out = np.zeros((len(docs), self.embedder.dim), dtype=np.float32)
-        if not texts:
+        if not slots:
             return out
         w = np.asarray(weights, dtype=np.float32)
-        field_vectors = self.embedder.embed(texts) * w[:, None]
+        field_vectors = self.embedder.embed(list(unique))[np.asarray(slots)] * w[:, None]
         totals = np.bincount(owners, weights=w, minlength=len(docs)).astype(np.float32)
         np.add.at(out, np.asarray(owners), field_vectors)
         return (out / np.maximum(totals, 1.0)[:, None]).astype(np.float32)
