@@ -53,9 +53,9 @@ class Policy:
         return self.long if content_words > self.long_query else self.short
 
 
-SHORT = Blend(dense=0.7, keywords=0.1, keywords_whole=0.2)
+SHORT = Blend(dense=0.8, keywords=0.1, keywords_whole=0.1)
 LONG = Blend(dense=0.4, keywords=0.3, keywords_whole=0.3)
-LONG_QUERY = 30
+LONG_QUERY = 25
 DEFAULT = Policy(SHORT, LONG, LONG_QUERY)
 
 #: Weight of the memory channel, added to the cold fused score above. Per tool: the
@@ -63,7 +63,7 @@ DEFAULT = Policy(SHORT, LONG, LONG_QUERY)
 #: z-scored over the tools that have any, negative z clipped to 0, and 0 for tools
 #: with none. Clipping lets memory lift a tool but never push one down below the tools
 #: nobody asked about (on Seal-Tools, where few tools have memory, unclipped z cost
-#: up to 0.04 of multi-tool COMP@5). Chosen on the tuning halves (DISCOVERY_LAB.md).
+#: 0.08 of multi-tool COMP@5). Chosen on the tuning halves (DISCOVERY_LAB.md).
 MEMORY_WEIGHT = 0.4
 
 
