@@ -163,8 +163,10 @@ class MiniLMEmbedder:
                 mask[r, :n] = 1
             return self._run(ids, mask)
 
-        workers = 1 if self.backend == "numpy" else (self._workers or idle_cores())
-        if workers <= 1 or len(batches) <= 1:
+        workers = 1
+        if len(batches) > 1 and self.backend != "numpy":
+            workers = self._workers or idle_cores()
+        if workers <= 1:
             for rows in batches:
                 out[rows] = run(rows)
             return out
