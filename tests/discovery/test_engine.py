@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from plugyard.discovery import documents
+from plugyard.discovery import documents, fusion
 from plugyard.discovery.candidates import MemoryDenseSource, Scope
 from plugyard.discovery.documents import Document, from_mapping
 from plugyard.discovery.embedders import HashingEmbedder
@@ -49,6 +49,16 @@ def test_search_ranks_and_explains() -> None:
     assert "price" in top[0].terms
     assert "keywords" in top[0].why
     assert ix.search("anything", k=0) == []
+
+
+def test_a_long_query_is_fused_with_the_long_blend() -> None:
+    keywords_only = fusion.Blend(dense=0.0, keywords=1.0)
+    dense_only = fusion.Blend(dense=1.0, keywords=0.0)
+    ix = _index(policy=fusion.Policy(short=dense_only, long=keywords_only, long_query=3))
+    short = ix.search("share price", k=1)[0]
+    assert short.score == pytest.approx(short.dense, abs=1e-5)
+    long = ix.search("share price for ticker with market news", k=1)[0]
+    assert long.score == pytest.approx(long.lexical, abs=1e-5)
 
 
 def test_unchanged_documents_are_not_re_embedded() -> None:
@@ -185,6 +195,20 @@ def test_a_borrowed_field_is_embedded_once_and_counted_twice() -> None:
     np.testing.assert_allclose(ix.vector("bare"), (name + 2 * description) / 3, atol=1e-6)
     ix.upsert([Document("only-name", "Sky")])
     np.testing.assert_allclose(ix.vector("only-name"), name, atol=1e-6)
+
+
+def test_a_text_that_documents_share_is_embedded_once() -> None:
+    emb = CountingEmbedder()
+    ix = HybridIndex(emb)
+    docs = [
+        Document("a", "Match Info", "Football match facts."),
+        Document("b", "Game Info", "Football match facts."),
+    ]
+    ix.upsert(docs)
+    assert sorted(emb.calls[0]) == ["Football match facts.", "Game Info", "Match Info"]
+    alone = HybridIndex(HashingEmbedder(dim=256))
+    alone.upsert(docs[1:])
+    np.testing.assert_allclose(ix.vector("b"), alone.vector("b"), atol=1e-6)
 
 
 def test_the_hash_changes_with_the_vector_recipe(monkeypatch: pytest.MonkeyPatch) -> None:

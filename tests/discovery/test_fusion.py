@@ -10,10 +10,20 @@ def test_zscore_and_flat_channel() -> None:
     assert not fusion.zscore(s, 2.0, 0.0).any()
 
 
-def test_convex_weights() -> None:
-    d = np.array([1.0, 0.0], dtype=np.float32)
-    lx = np.array([0.0, 1.0], dtype=np.float32)
-    np.testing.assert_allclose(fusion.convex(d, lx, 0.2), [0.8, 0.2])
+def test_blend_weights_each_channel() -> None:
+    d, lx, whole = (np.array(v, dtype=np.float32) for v in ([1, 0], [0, 1], [2, 2]))
+    np.testing.assert_allclose(fusion.Blend(0.5, 0.2, 0.3).fuse(d, lx, whole), [1.1, 0.8])
+    np.testing.assert_allclose(fusion.Blend(0.8, 0.2).fuse(d, lx, whole), [0.8, 0.2])
+
+
+def test_policy_gives_long_queries_their_own_blend() -> None:
+    policy = fusion.Policy(fusion.Blend(1, 0), fusion.Blend(0, 1), long_query=3)
+    assert policy.blend_for(3) is policy.short
+    assert policy.blend_for(4) is policy.long
+    # The shipped weights: every blend is convex, and long queries lean on keywords more.
+    for blend in (fusion.SHORT, fusion.LONG):
+        assert blend.dense + blend.keywords + blend.keywords_whole == pytest.approx(1.0)
+    assert fusion.LONG.dense < fusion.SHORT.dense
 
 
 def test_rrf_prefers_agreement() -> None:

@@ -63,6 +63,24 @@ def test_updates_and_deletes_equal_a_fresh_build() -> None:
         fresh.set_row(row, doc)
     for query in ["weather news", "convert pdf music", "unknown words only", ""]:
         np.testing.assert_allclose(live.scores(query), fresh.scores(query), rtol=1e-6)
+        for got, want in zip(live.both_scores(query), fresh.both_scores(query), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_whole_text_channel_is_one_field_over_the_text_as_written() -> None:
+    docs = _docs(30, seed=4)
+    bm = FieldedBM25()
+    single = _FieldIndex()
+    for row, doc in enumerate(docs):
+        bm.set_row(row, doc)
+        # Not the borrowed copies: a document without details is not counted twice.
+        single.set_row(row, [t for text in doc.fields().values() for t in bm.tokenise(text)])
+    for query in ["weather hotel", "pdf pdf map"]:
+        fielded, whole = bm.both_scores(query)
+        want = np.zeros(len(docs), dtype=np.float32)
+        single.add_scores(bm.tokenise(query), bm.k1, bm.b, want)
+        np.testing.assert_allclose(whole, want, rtol=1e-6)
+        np.testing.assert_allclose(fielded, bm.scores(query), rtol=1e-6)
 
 
 def test_scores_rank_matching_document_first() -> None:

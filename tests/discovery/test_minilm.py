@@ -1,6 +1,7 @@
 """The one test module that loads the real model (skipped if not installed)."""
 
 import importlib.util
+import os
 from pathlib import Path
 
 import numpy as np
@@ -45,3 +46,14 @@ def test_minilm_matches_sentence_transformers_offline(
     assert np.min(np.sum(q * vecs[:2], axis=1)) > 0.98
     assert int8.identity != onnx.identity and ":int8:" in int8.identity
     np.testing.assert_allclose(MiniLMEmbedder(cache_dir=tmp_path).embed(TEXTS), q, atol=1e-6)
+
+
+def test_a_bulk_call_on_several_cores_gives_the_same_vectors(tmp_path: Path) -> None:
+    from plugyard.discovery.minilm import MiniLMEmbedder, idle_cores
+
+    texts = [f"{t} number {i}" for i, t in enumerate(TEXTS * 6)]
+    # Small batches so the call is split; the same batches run on two threads.
+    serial = MiniLMEmbedder(cache_dir=tmp_path, batch_size=2, workers=1).embed(texts)
+    parallel = MiniLMEmbedder(cache_dir=tmp_path, batch_size=2, workers=2).embed(texts)
+    np.testing.assert_array_equal(serial, parallel)
+    assert 1 <= idle_cores() <= (os.cpu_count() or 1)

@@ -25,6 +25,23 @@ def test_moments_give_exact_score_stats_after_edits() -> None:
         rows.set_row(99, np.zeros(8, dtype=np.float32))
 
 
+def test_appending_a_block_equals_appending_row_by_row() -> None:
+    rng = np.random.default_rng(2)
+    data = rng.normal(size=(40, 8)).astype(np.float32)
+    one, block = VectorRows(dim=8, capacity=2), VectorRows(dim=8, capacity=2)
+    for i in range(5):
+        one.set_row(i, data[i])
+        block.set_row(i, data[i])
+    for i in range(5, 40):
+        one.set_row(i, data[i])
+    block.append_rows(data[5:])
+    q = rng.normal(size=8).astype(np.float32)
+    np.testing.assert_array_equal(one.matrix, block.matrix)
+    assert block.score_stats(q) == pytest.approx(one.score_stats(q), abs=1e-6)
+    with pytest.raises(ValueError, match="shape"):
+        block.append_rows(np.zeros((2, 3), dtype=np.float32))
+
+
 def test_top_k_orders_best_first() -> None:
     assert top_k(np.array([0.1, 0.9, 0.5, 0.7]), 3).tolist() == [1, 3, 2]
     assert top_k(np.array([0.1]), 5).tolist() == [0]

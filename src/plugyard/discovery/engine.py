@@ -5,8 +5,10 @@ the next shorter, see documents.py) is embedded and the vectors are averaged;
 the inner product with that mean equals the mean of the per-field
 similarities, so the multi-vector scoring that won on DEV costs one row per
 document. A query is embedded twice, as written and without function words
-(lexical.content_words), and the two vectors are added. Dense and BM25 scores
-are z-scored over the whole catalog and combined convexly (see fusion.py).
+(lexical.content_words), and the two vectors are added. The dense score and two
+BM25 scores (per field summed, and over the whole text) are z-scored over the whole
+catalog and combined convexly, with weights that depend on the query's length
+(fusion.Policy).
 Above `ann_threshold` documents the dense candidates come from HNSW instead of
 a full product, with the catalog statistics still exact
 (vectors.VectorRows.score_stats); a `dense_source` (candidates.py) may take the
@@ -26,7 +28,7 @@ from plugyard.discovery.candidates import EVERYTHING, DenseSource, Scope
 from plugyard.discovery.documents import FIELDS, Document
 from plugyard.discovery.embedders import Embedder, Vectors, floor_of
 from plugyard.discovery.fusion import Scores
-from plugyard.discovery.lexical import FieldedBM25, content_words
+from plugyard.discovery.lexical import FieldedBM25, content_word_count, content_words
 from plugyard.discovery.vectors import HnswIndex, VectorRows, top_k
 
 
@@ -48,6 +50,14 @@ class Match:
         return f"semantic {self.dense:+.1f}σ, keywords {self.lexical:+.1f}σ (matched: {words})"
 
 
+@dataclass(frozen=True, slots=True)
+class _Channels:
+    dense: Scores  # z-scored over the catalog
+    lexical: Scores  # per-field BM25, z-scored
+    whole: Scores  # whole-text BM25, z-scored
+    raw: Scores  # the dense cosines
+
+
 class HybridIndex:
     """Mutable hybrid index keyed by `doc_id`; not thread-safe."""
 
@@ -55,7 +65,7 @@ class HybridIndex:
         self,
         embedder: Embedder,
         *,
-        lexical_weight: float = fusion.LEXICAL_WEIGHT,
+        policy: fusion.Policy = fusion.DEFAULT,
         ann_threshold: int = 20_000,
         candidates: int = 100,
         query_view: bool = True,
@@ -63,7 +73,7 @@ class HybridIndex:
     ) -> None:
         self.embedder = embedder
         self._floor = floor_of(embedder)
-        self.lexical_weight = lexical_weight
+        self.policy = policy
         self.query_view = query_view
         self.ann_threshold = ann_threshold
         self.candidates = candidates
@@ -97,8 +107,10 @@ class HybridIndex:
         return np.asarray(self._embed_many([doc])[0], dtype=np.float32)
 
     def _embed_many(self, docs: list[Document]) -> Vectors:
-        # A borrowed field repeats a text: embed it once and count it twice.
-        texts: list[str] = []
+        # A borrowed field repeats a text: embed it once and count it twice. A text
+        # that several documents share (a common description) is embedded once too.
+        unique: dict[str, int] = {}
+        slots: list[int] = []
         owners: list[int] = []
         weights: list[float] = []
         for i, doc in enumerate(docs):
@@ -107,14 +119,14 @@ class HybridIndex:
                 if text:
                     counts[text] = counts.get(text, 0) + 1
             for text, n in counts.items():
-                texts.append(text)
+                slots.append(unique.setdefault(text, len(unique)))
                 owners.append(i)
                 weights.append(float(n))
         out = np.zeros((len(docs), self.embedder.dim), dtype=np.float32)
-        if not texts:
+        if not slots:
             return out
         w = np.asarray(weights, dtype=np.float32)
-        field_vectors = self.embedder.embed(texts) * w[:, None]
+        field_vectors = self.embedder.embed(list(unique))[np.asarray(slots)] * w[:, None]
         totals = np.bincount(owners, weights=w, minlength=len(docs)).astype(np.float32)
         np.add.at(out, np.asarray(owners), field_vectors)
         return (out / np.maximum(totals, 1.0)[:, None]).astype(np.float32)
@@ -144,7 +156,9 @@ class HybridIndex:
         maps doc_id -> (content hash, vector) as stored earlier by the same
         embedder; a vector is reused only if its hash still matches.
         """
-        changed = [d for d in docs if self._hashes.get(d.doc_id) != d.content_hash()]
+        # The last of duplicate ids wins, as writing them one by one would.
+        latest = {d.doc_id: d for d in docs}
+        changed = [d for d in latest.values() if self._hashes.get(d.doc_id) != d.content_hash()]
         reuse: dict[str, Vectors] = {}
         todo: list[Document] = []
         for doc in changed:
@@ -155,18 +169,30 @@ class HybridIndex:
                 todo.append(doc)
         fresh = self._embed_many(todo) if todo else np.zeros((0, self.embedder.dim), np.float32)
         made = {doc.doc_id: fresh[i] for i, doc in enumerate(todo)}
+        vectors = {
+            d.doc_id: reuse[d.doc_id] if d.doc_id in reuse else made[d.doc_id] for d in changed
+        }
+        # New documents are appended in one block (moments and HNSW in one pass each).
+        new = [d for d in changed if d.doc_id not in self._rows]
         for doc in changed:
-            vector = reuse.get(doc.doc_id)
-            self._put(doc, made[doc.doc_id] if vector is None else vector)
+            if doc.doc_id in self._rows:
+                self._put(doc, vectors[doc.doc_id])
+        if new:
+            start = len(self._ids)
+            block = np.stack([vectors[d.doc_id] for d in new]).astype(np.float32)
+            self._vectors.append_rows(block)
+            for row, doc in enumerate(new, start):
+                self._ids.append(doc.doc_id)
+                self._rows[doc.doc_id] = row
+                self._lexical.set_row(row, doc)
+                self._hashes[doc.doc_id] = doc.content_hash()
+            if self._ann is not None:
+                self._ann.upsert(list(range(start, start + len(new))), block)
         self._sync_ann()
         return len(todo)
 
     def _put(self, doc: Document, vector: Vectors) -> None:
-        row = self._rows.get(doc.doc_id)
-        if row is None:
-            row = len(self._ids)
-            self._ids.append(doc.doc_id)
-            self._rows[doc.doc_id] = row
+        row = self._rows[doc.doc_id]
         self._vectors.set_row(row, vector)
         self._lexical.set_row(row, doc)
         self._hashes[doc.doc_id] = doc.content_hash()
@@ -200,19 +226,18 @@ class HybridIndex:
             self._ann = HnswIndex(self.embedder.dim)
             self._ann.upsert(list(range(len(self))), self._vectors.matrix)
 
-    def _channels(
-        self, query: str, qv: Vectors, rows: NDArray[np.int64] | None
-    ) -> tuple[Scores, Scores, Scores]:
-        """z-scored dense and lexical scores, and the raw dense ones, over `rows` or
-        every row."""
-        lexical = self._lexical.scores(query)
-        lex_z = fusion.zscore(lexical, float(lexical.mean()), float(lexical.std()))
+    def _channels(self, query: str, qv: Vectors, rows: NDArray[np.int64] | None) -> _Channels:
+        """The z-scored channels over `rows` or every row, and the raw dense scores."""
+        fielded, whole = self._lexical.both_scores(query)
+        lex_z = fusion.zscore(fielded, float(fielded.mean()), float(fielded.std()))
+        whole_z = fusion.zscore(whole, float(whole.mean()), float(whole.std()))
         mean, std = self._vectors.score_stats(qv)
         if rows is None:
             dense = self._vectors.scores(qv)
-            return fusion.zscore(dense, mean, std), lex_z, dense
-        dense = self._vectors.matrix[rows] @ qv
-        return fusion.zscore(dense, mean, std), lex_z[rows], dense
+        else:
+            dense = self._vectors.matrix[rows] @ qv
+            lex_z, whole_z = lex_z[rows], whole_z[rows]
+        return _Channels(fusion.zscore(dense, mean, std), lex_z, whole_z, dense)
 
     def search(
         self,
@@ -235,27 +260,32 @@ class HybridIndex:
         rows: NDArray[np.int64] | None = None
         pool = self._dense_pool(qvs, scope)
         if pool is not None:
-            pool += [top_k(self._lexical.scores(q), self.candidates) for q in queries]
+            for q in queries:
+                pool += [top_k(s, self.candidates) for s in self._lexical.both_scores(q)]
             rows = np.unique(np.concatenate(pool))
         channels = [self._channels(q, qv, rows) for q, qv in zip(queries, qvs, strict=True)]
-        fused = [fusion.convex(d, lx, self.lexical_weight) for d, lx, _ in channels]
+        fused = [
+            self.policy.blend_for(content_word_count(q)).fuse(c.dense, c.lexical, c.whole)
+            for q, c in zip(queries, channels, strict=True)
+        ]
         final = fusion.combine_parts(fused[0], fused[1:])
-        dense_z, lex_z, raw = channels[0]
+        first = channels[0]
         picked = self._pick(final, rows, k, allowed)
         out = []
         for i in picked:
             row = int(rows[i]) if rows is not None else i
             terms = tuple(self._lexical.matched_terms(row, query))
+            cosine, lexical = float(first.raw[i]), float(first.lexical[i])
             out.append(
                 Match(
                     doc_id=self._ids[row],
                     score=float(final[i]),
-                    dense=float(dense_z[i]),
-                    lexical=float(lex_z[i]),
+                    dense=float(first.dense[i]),
+                    lexical=lexical,
                     terms=terms,
-                    cosine=float(raw[i]),
+                    cosine=cosine,
                     relevant=self._floor is None
-                    or self._floor.admits(float(raw[i]), float(lex_z[i]), bool(terms)),
+                    or self._floor.admits(cosine, lexical, bool(terms)),
                 )
             )
         return out

@@ -1,23 +1,70 @@
-"""Combining dense and lexical scores, and splitting multi-intent queries.
+"""Combining the retrieval channels, and splitting multi-intent queries.
 
-Measured on the DEV split (DISCOVERY_LAB.md): reciprocal-rank fusion lost
-to dense alone because it throws away how far apart scores are. Putting each
-channel on a common scale (z-score over the catalog, per query) and taking a
-convex combination won, with a flat optimum for the lexical weight between
-0.1 and 0.3; 0.2 is the middle of that plateau, not a sharp peak.
+Reciprocal-rank fusion throws away how far apart scores are and lost on both
+development sets (DISCOVERY_LAB.md). Each channel is put on a common scale (z-score
+over the catalog, per query) and the channels are combined convexly.
+
+Which channels, at which weights, was chosen on two development sets at once, tuned
+on one half of each one's queries and checked on the other ("Round 4"): MetaTool, where
+the dense channel leads, and Seal-Tools, where BM25 leads and multi-tool requests are
+long. One blend for every query had to trade one set against the other; the query's
+length separates them. A short request (one intent, its words paraphrased) is best
+served mostly by the dense channel; a long one (several requests, naming what they
+need) by keywords, which add up per intent where one dense vector blurs them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 Scores = NDArray[np.float32]
 
-LEXICAL_WEIGHT = 0.2
+
+@dataclass(frozen=True, slots=True)
+class Blend:
+    """Weights of the z-scored channels: the document vector (mean of the per-field
+    cosines), per-field BM25 summed, and BM25 over the whole text as one field."""
+
+    dense: float
+    keywords: float
+    keywords_whole: float = 0.0
+
+    def fuse(self, dense_z: Scores, keywords_z: Scores, whole_z: Scores) -> Scores:
+        out = self.dense * dense_z + self.keywords * keywords_z
+        if self.keywords_whole:
+            out = out + self.keywords_whole * whole_z
+        return out.astype(np.float32)
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Which blend a query gets: `long` above `long_query` content words."""
+
+    short: Blend
+    long: Blend
+    long_query: int
+
+    def blend_for(self, content_words: int) -> Blend:
+        return self.long if content_words > self.long_query else self.short
+
+
+SHORT = Blend(dense=0.8, keywords=0.1, keywords_whole=0.1)
+LONG = Blend(dense=0.4, keywords=0.3, keywords_whole=0.3)
+LONG_QUERY = 25
+DEFAULT = Policy(SHORT, LONG, LONG_QUERY)
+
+#: Weight of the memory channel, added to the cold fused score above. Per tool: the
+#: mean of the top-3 cosines between the query and the requests that tool answered,
+#: z-scored over the tools that have any, negative z clipped to 0, and 0 for tools
+#: with none. Clipping lets memory lift a tool but never push one down below the tools
+#: nobody asked about (on Seal-Tools, where few tools have memory, unclipped z cost
+#: 0.08 of multi-tool COMP@5). Chosen on the tuning halves (DISCOVERY_LAB.md).
+MEMORY_WEIGHT = 0.4
 
 
 def zscore(scores: NDArray[np.floating], mean: float, std: float) -> Scores:
@@ -33,10 +80,6 @@ def minmax(scores: NDArray[np.floating]) -> Scores:
     if hi - lo <= 1e-9:
         return np.zeros(scores.shape, dtype=np.float32)
     return ((scores - lo) / (hi - lo)).astype(np.float32)
-
-
-def convex(dense_z: Scores, lexical_z: Scores, lexical_weight: float = LEXICAL_WEIGHT) -> Scores:
-    return ((1.0 - lexical_weight) * dense_z + lexical_weight * lexical_z).astype(np.float32)
 
 
 def rrf(rankings: Sequence[NDArray[np.int64]], n: int, k: int = 60) -> Scores:

@@ -44,6 +44,12 @@ STOPWORDS = frozenset(
 _VIEW_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
 
+def content_word_count(text: str) -> int:
+    """How many words of `text` are not English function words: the query length the
+    fusion weights depend on (fusion.Policy)."""
+    return sum(w.lower() not in STOPWORDS for w in _VIEW_WORD.findall(text))
+
+
 def content_words(text: str) -> str:
     """The text without English function words, for a second query embedding.
 
@@ -160,13 +166,15 @@ class _FieldIndex:
 
 
 class FieldedBM25:
-    """BM25 per field, summed; documents are addressed by row number."""
+    """BM25 per field, summed, and BM25 over the whole text as one field (a second
+    channel, `both_scores`); documents are addressed by row number."""
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, stem: bool = True) -> None:
         self.k1 = k1
         self.b = b
         self.tokenise = Tokeniser(stem)
         self._fields = {f: _FieldIndex() for f in FIELDS}
+        self._whole = _FieldIndex()
 
     def __len__(self) -> int:
         return len(self._fields[FIELDS[0]].rows)
@@ -178,13 +186,16 @@ class FieldedBM25:
         # An absent field borrows the next shorter one. Scores are summed
         # over fields, so without this a plugin with no long description
         # is outscored by any that has one (recall@1 0.576 -> 0.601 on DEV).
-        texts = doc.filled_fields()
-        for f, index in self._fields.items():
-            index.set_row(row, self.tokenise(texts[f]))
+        tokens = {text: self.tokenise(text) for text in doc.fields().values()}
+        for f, text in doc.filled_fields().items():
+            self._fields[f].set_row(row, tokens[text])
+        # The whole text as written (fields, not borrowed copies) under one length norm.
+        self._whole.set_row(row, [t for text in doc.fields().values() for t in tokens[text]])
 
     def swap_delete(self, row: int) -> None:
         for index in self._fields.values():
             index.swap_delete(row)
+        self._whole.swap_delete(row)
 
     def scores(self, query: str) -> NDArray[np.float32]:
         """BM25 score of every row for `query`, summed over fields."""
@@ -193,6 +204,16 @@ class FieldedBM25:
         for index in self._fields.values():
             index.add_scores(terms, self.k1, self.b, out)
         return out
+
+    def both_scores(self, query: str) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+        """(per-field BM25 summed, BM25 of the whole text) of every row for `query`."""
+        fielded = np.zeros(len(self), dtype=np.float32)
+        whole = np.zeros(len(self), dtype=np.float32)
+        terms = self.tokenise(query)
+        for index in self._fields.values():
+            index.add_scores(terms, self.k1, self.b, fielded)
+        self._whole.add_scores(terms, self.k1, self.b, whole)
+        return fielded, whole
 
     def matched_terms(self, row: int, query: str) -> list[str]:
         """Query terms (stemmed) that occur in the document: the 'why'."""

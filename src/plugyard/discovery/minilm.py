@@ -21,6 +21,7 @@ import importlib.util
 import math
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -104,6 +105,7 @@ class MiniLMEmbedder:
         backend: Backend = "onnx-int8",
         cache_dir: Path | None = None,
         batch_size: int = 32,
+        workers: int | None = None,
     ) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
@@ -111,6 +113,7 @@ class MiniLMEmbedder:
         self._dir = model_dir or bundled_model_dir()
         self._digest = weights_digest(self._dir)
         self._batch = batch_size
+        self._workers = workers
         self._tok = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
         self._tok.no_padding()
         self._tok.enable_truncation(MAX_TOKENS)
@@ -148,7 +151,9 @@ class MiniLMEmbedder:
         encodings = self._tok.encode_batch(list(texts))
         # Batch texts of similar length so padding costs little.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        for rows in _batches([len(encodings[i].ids) for i in order], order, self._batch):
+        batches = _batches([len(encodings[i].ids) for i in order], order, self._batch)
+
+        def run(rows: list[int]) -> Vectors:
             width = len(encodings[rows[-1]].ids)
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -156,8 +161,33 @@ class MiniLMEmbedder:
                 n = len(encodings[i].ids)
                 ids[r, :n] = encodings[i].ids
                 mask[r, :n] = 1
-            out[rows] = self._run(ids, mask)
+            return self._run(ids, mask)
+
+        workers = 1
+        if len(batches) > 1 and self.backend != "numpy":
+            workers = self._workers or idle_cores()
+        if workers <= 1:
+            for rows in batches:
+                out[rows] = run(rows)
+            return out
+        # A bulk build (an index of thousands of entries): onnxruntime releases the GIL,
+        # so single-threaded sessions on separate batches scale with the idle cores,
+        # better than intra-op threads on matrices this small. Queries never get here.
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for rows, vectors in zip(batches, pool.map(run, batches), strict=True):
+                out[rows] = vectors
         return out
+
+
+def idle_cores() -> int:
+    """Cores the 1-minute load average leaves free (at least one): a bulk embedding
+    uses them, and on a busy machine it stays on one thread, as queries always do."""
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # not available on this platform
+        return 1
+    return max(1, min(cores, round(cores - busy)))
 
 
 def _batches(lengths: list[int], order: list[int], size: int) -> list[list[int]]:

@@ -147,7 +147,7 @@ class SqlVectorRepository:
         ]
         with self._store.writing() as conn:
             for start in range(0, len(values), _CHUNK):
-                conn.execute(_upsert(conn, values[start : start + _CHUNK]))
+                conn.execute(_upsert(conn), values[start : start + _CHUNK])
 
     def delete(self, doc_ids: Iterable[str]) -> None:
         ids = list(doc_ids)
@@ -167,9 +167,11 @@ class SqlVectorRepository:
             return {e for (e,) in conn.execute(select(table.c.embedder).distinct())}
 
 
-def _upsert(conn: Connection, values: list[dict[str, Any]]) -> Any:
+def _upsert(conn: Connection) -> Any:
+    """One statement executed with many parameter sets: compiled once (and cached),
+    where a multi-row VALUES clause was compiled anew for every batch."""
     insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    statement = insert(table).values(values)
+    statement = insert(table)
     changed = {
         name: statement.excluded[name]
         for name in ("plugin_id", "content_hash", "embedder", "dim", "vector", "updated_at")
