@@ -70,6 +70,9 @@ class HybridIndex:
         self._rows: dict[str, int] = {}
         self._hashes: dict[str, str] = {}
         self._ann: HnswIndex | None = None
+        #: Extra score per doc_id for a query vector, added to the fused score (the
+        #: memory channel, memory.py); its entries join the candidate pool.
+        self.lift: Callable[[Vectors], Mapping[str, float]] | None = None
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -227,14 +230,20 @@ class HybridIndex:
             return []
         queries = [query] + (fusion.decompose(query) if decompose else [])
         qvs = self._embed_queries(queries)
+        lift = self.lift(qvs[0]) if self.lift is not None else {}
+        lifted = np.asarray([self._rows[d] for d in lift if d in self._rows], dtype=np.int64)
         rows: NDArray[np.int64] | None = None
         if self._ann is not None:
             pool = [self._ann.search(qv, self.candidates) for qv in qvs]
             pool += [top_k(self._lexical.scores(q), self.candidates) for q in queries]
-            rows = np.unique(np.concatenate(pool))
+            rows = np.unique(np.concatenate([*pool, lifted]))
         channels = [self._channels(q, qv, rows) for q, qv in zip(queries, qvs, strict=True)]
         fused = [fusion.convex(d, lx, self.lexical_weight) for d, lx, _ in channels]
         final = fusion.combine_parts(fused[0], fused[1:])
+        if len(lifted):
+            at = lifted if rows is None else np.searchsorted(rows, lifted)
+            final = final.copy()
+            final[at] += np.asarray([lift[self._ids[r]] for r in lifted], dtype=np.float32)
         dense_z, lex_z, raw = channels[0]
         picked = self._pick(final, rows, k, allowed)
         out = []
