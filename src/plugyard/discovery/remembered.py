@@ -43,6 +43,11 @@ class Remembered:
     embedder: str | None = None
     vector: Vectors | None = None
 
+    @property
+    def operation(self) -> str | None:
+        """The operation the request was answered by (``None``: the plugin as a whole)."""
+        return None if self.doc_id == self.plugin_id else self.doc_id[len(self.plugin_id) + 1 :]
+
 
 class RememberedRepository(Protocol):
     def add(self, row: Remembered) -> Remembered | None:

@@ -290,6 +290,10 @@ class DiscoveryService:
             raise NotFoundError(f"no plugin {plugin_id!r}")
         return self.learning.feedback(search_id, subject, plugin_id, operation, helpful)
 
+    def purge_memory(self, plugin_id: str, operation: str | None = None) -> int:
+        """Forget the requests learned for a plugin (or one operation); the count."""
+        return self.learning.purge(plugin_id, operation)
+
     def remembered_count(self, plugin_id: str, operation: str | None = None) -> int:
         """How many requests memory holds for a tool (examples included)."""
         return self.learning.channel.count(tool_id(plugin_id, operation))
