@@ -257,7 +257,8 @@ def print_table(out: dict[str, Any]) -> None:
             f"build {section['build_s']} s from stored vectors; search k=5 "
             f"p50 {section['p50_ms']} ms, p95 {section['p95_ms']} ms; re-index one plugin "
             f"p50 {section['reindex_p50_ms']} ms, p95 {section['reindex_p95_ms']} ms "
-            f"(index part p95 {section['reindex_index_p95_ms']} ms)"
+            f"(index part p95 {section['reindex_index_p95_ms']} ms); "
+            f"{section['remembered']} remembered requests"
         )
 
 

@@ -81,18 +81,18 @@ class RememberedRepository(Protocol):
 class MemoryRememberedRepository:
     def __init__(self) -> None:
         self._rows: dict[int, Remembered] = {}
+        self._once: dict[tuple[str, str, str], int] = {}  # (subject, tool, digest) -> id
         self._next = 1
         self._lock = threading.Lock()
 
     def add(self, row: Remembered) -> Remembered | None:
-        key = digest(row.query)
+        once = (row.subject, row.doc_id, digest(row.query))
         with self._lock:
-            for old in self._rows.values():
-                same_tool = (old.subject, old.doc_id) == (row.subject, row.doc_id)
-                if same_tool and digest(old.query) == key:
-                    return None
+            if once in self._once:
+                return None
             made = replace(row, id=self._next)
             self._rows[made.id] = made
+            self._once[once] = made.id
             self._next += 1
             return made
 
@@ -101,16 +101,11 @@ class MemoryRememberedRepository:
             return sum(1 for r in self._rows.values() if (r.subject, r.doc_id) == (subject, doc_id))
 
     def remove(self, subject: str, doc_id: str, query: str) -> list[int]:
-        key = digest(query)
         with self._lock:
-            gone = [
-                r.id
-                for r in self._rows.values()
-                if (r.subject, r.doc_id) == (subject, doc_id) and digest(r.query) == key
-            ]
-            for i in gone:
-                del self._rows[i]
-            return gone
+            found = self._once.get((subject, doc_id, digest(query)))
+        gone = [] if found is None else [found]
+        self.delete(gone)
+        return gone
 
     def rows(self, plugin_id: str | None = None, doc_id: str | None = None) -> list[Remembered]:
         with self._lock:
@@ -124,7 +119,9 @@ class MemoryRememberedRepository:
     def delete(self, ids: Iterable[int]) -> None:
         with self._lock:
             for i in ids:
-                self._rows.pop(i, None)
+                gone = self._rows.pop(i, None)
+                if gone is not None:
+                    del self._once[(gone.subject, gone.doc_id, digest(gone.query))]
 
     def created_before(self, cutoff: float) -> list[int]:
         with self._lock:
