@@ -21,7 +21,7 @@ queries are searched, through the product's own path: each line is searched as o
 user of a log (subject ``log-<line>``) and each relevant id gets ``feedback(search_id,
 …, helpful=True)``. ``--examples N`` puts the first N requests per tool of FILE into
 the plugins' manifest ``examples`` instead (cut at 500 characters, as the manifest
-caps them). Either way, queries that FILE holds are not evaluated: split a set by
+caps them); ``--cold`` teaches nothing, for the baseline on the same queries. Either way, queries that FILE holds are not evaluated: split a set by
 query first (``bench/discovery_split.py``).
 
 ``--synthetic N,M`` also builds catalogs of N and M plugins (real texts with a fifth
@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         try:
             fed: dict[str, int] = {}
             start = time.perf_counter()
-            if lines and not args.examples:
+            if lines and not args.examples and not args.cold:
                 fed = feed(service, lines)
             fed_s = time.perf_counter() - start
             for item in single[:20]:  # warm-up: first calls pay for lazy imports
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "build_s": round(build, 3),
                 "p50_ms": round(statistics.median(times), 2),
                 "p95_ms": round(percentile(times, 0.95), 2),
-                "feedback_lines": len(lines) if not args.examples else 0,
+                "feedback_lines": len(lines) if not (args.examples or args.cold) else 0,
                 "feedback_outcomes": fed,
                 "feed_s": round(fed_s, 1),
                 "examples_per_tool": args.examples,
@@ -271,6 +271,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
     parser.add_argument("--synthetic", default="", help="catalog sizes, e.g. 10000,100000")
     parser.add_argument("--feedback", default="", help="JSONL of {query, relevant} to learn")
+    parser.add_argument(
+        "--cold", action="store_true", help="teach nothing; evaluate what --feedback leaves"
+    )
     parser.add_argument(
         "--examples",
         type=int,
