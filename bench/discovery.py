@@ -21,8 +21,9 @@ queries are searched, through the product's own path: each line is searched as o
 user of a log (subject ``log-<line>``) and each relevant id gets ``feedback(search_id,
 …, helpful=True)``. ``--examples N`` puts the first N requests per tool of FILE into
 the plugins' manifest ``examples`` instead (cut at 500 characters, as the manifest
-caps them); ``--cold`` teaches nothing, for the baseline on the same queries. Either way, queries that FILE holds are not evaluated: split a set by
-query first (``bench/discovery_split.py``).
+caps them); ``--cold`` teaches nothing, for the baseline on the same queries. Either
+way, queries that FILE holds are not evaluated: split a set by query first
+(``bench/discovery_split.py``).
 
 ``--synthetic N,M`` also builds catalogs of N and M plugins (real texts with a fifth
 of their words swapped; vectors mixed from real MiniLM vectors of DEV texts, written
