@@ -89,10 +89,6 @@ def _first(*vectors: Vectors | None) -> Vectors:
     return next(v for v in vectors if v is not None)
 
 
-def _plugin_of(tool: str, plugin_id: str) -> bool:
-    return tool == plugin_id or tool.startswith(plugin_id + catalog.SEPARATOR)
-
-
 def tool_id(plugin_id: str, operation: str | None) -> str:
     return catalog.doc_id(plugin_id, operation)
 
@@ -123,6 +119,8 @@ class Learning:
         # in _dormant (a tool's rows join the channel once enough subjects agree).
         self._taught: dict[str, dict[int, str]] = {}  # tool -> {row id: subject}
         self._tool_of: dict[int, str] = {}
+        self._of_plugin: dict[str, set[int]] = {}  # plugin id -> its learned row ids
+        self._plugin_of_row: dict[int, str] = {}
         self._dormant: dict[int, Vectors] = {}
         self._active: set[str] = set()
 
@@ -165,9 +163,13 @@ class Learning:
             self._tool_of.clear()
             self._dormant.clear()
             self._active.clear()
+            self._of_plugin.clear()
+            self._plugin_of_row.clear()
             for r in rows:
                 self._taught.setdefault(r.doc_id, {})[r.id] = r.subject
                 self._tool_of[r.id] = r.doc_id
+                self._of_plugin.setdefault(r.plugin_id, set()).add(r.id)
+                self._plugin_of_row[r.id] = r.plugin_id
                 self._dormant[r.id] = _first(made.get(r.id), r.vector)
             live = [r for r in rows if self._quorate(r.doc_id)]
             self._active = {r.doc_id for r in live}
@@ -179,9 +181,12 @@ class Learning:
     def _quorate(self, tool: str) -> bool:
         return len(set(self._taught.get(tool, {}).values())) >= self.settings.quorum
 
-    def _learn(self, row_id: int, tool: str, subject: str, vector: Vectors) -> None:
-        self._taught.setdefault(tool, {})[row_id] = subject
+    def _learn(self, row: Remembered, vector: Vectors) -> None:
+        row_id, tool = row.id, row.doc_id
+        self._taught.setdefault(tool, {})[row_id] = row.subject
         self._tool_of[row_id] = tool
+        self._of_plugin.setdefault(row.plugin_id, set()).add(row_id)
+        self._plugin_of_row[row_id] = row.plugin_id
         if tool in self._active:
             self.channel.add(("learned", row_id), tool, vector)
         else:
@@ -196,6 +201,9 @@ class Learning:
                 continue
             self._taught[tool].pop(row_id, None)
             self._dormant.pop(row_id, None)
+            plugin = self._plugin_of_row.pop(row_id, None)
+            if plugin is not None:
+                self._of_plugin[plugin].discard(row_id)
             self.channel.remove([("learned", row_id)])
             touched.add(tool)
         for tool in touched:
@@ -253,11 +261,8 @@ class Learning:
         with self._lock:
             self._put_examples([d])
             tools = {tool_id(d.id, None)} | {tool_id(d.id, op.id) for op in d.operations}
-            gone = [
-                i
-                for i, tool in self._tool_of.items()
-                if _plugin_of(tool, d.id) and tool not in tools
-            ]
+            mine = self._of_plugin.get(d.id, set())
+            gone = [i for i in mine if self._tool_of.get(i) not in tools]
             if gone:
                 self.repository.delete(gone)
                 self._forget(gone)
@@ -349,7 +354,7 @@ class Learning:
             made = self.repository.add(row)
             if made is None:
                 return Outcome(False, "duplicate")
-            self._learn(made.id, tool, subject, vector)
+            self._learn(made, vector)
             self._retain(tool)
         return Outcome(True, "recorded")
 

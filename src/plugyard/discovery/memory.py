@@ -32,7 +32,7 @@ from plugyard.discovery.vectors import HnswIndex, VectorRows, top_k
 #: The channel's weight in the fused score: ``score + MEMORY_WEIGHT * max(z, 0)``.
 MEMORY_WEIGHT = 0.5
 TOP = 3
-PREFILTER = 256
+PREFILTER = 128
 ANN_THRESHOLD = 20_000
 MIN_SIMILARITY = 0.15
 #: A remembered request this alike counts as "similar" in a match's ``why``.
@@ -149,7 +149,7 @@ class MemoryChannel:
         matrix = self._vectors.matrix
         if self._ann is not None:
             near = self._ann.search(query, PREFILTER)
-            near_cos = matrix[near] @ query
+            near_cos = np.einsum("ij,j->i", matrix[near], query)
         else:
             every = np.einsum("ij,j->i", matrix, query)  # see VectorRows.scores
             near = top_k(every, PREFILTER)
@@ -186,7 +186,8 @@ class MemoryChannel:
             mine = self._tool_rows[tool]
             rows.extend(mine)
             groups.extend([g] * len(mine))
-        cos = self._vectors.matrix[np.asarray(rows, dtype=np.int64)] @ query
+        # einsum, not `@`: see VectorRows.scores (BLAS's second thread steals the core).
+        cos = np.einsum("ij,j->i", self._vectors.matrix[np.asarray(rows, dtype=np.int64)], query)
         group = np.asarray(groups, dtype=np.int64)
         order = np.lexsort((-cos, group))
         sorted_group = group[order]
