@@ -292,6 +292,10 @@ class Learning:
                 self._searches.popitem(last=False)
         return search_id
 
+    def knows(self, search_id: object, subject: str | None) -> bool:
+        """Whether ``search_id`` names a live search of ``subject``'s."""
+        return self._search(search_id, subject) is not None
+
     def _search(self, search_id: object, subject: str | None) -> _Search | None:
         if not isinstance(search_id, str):
             return None
