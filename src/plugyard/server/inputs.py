@@ -101,7 +101,7 @@ class FeedbackBody(Strict):
     model_config = ConfigDict(strict=True, extra="forbid")
 
     plugin: str = Field(min_length=1, max_length=200)
-    operation: str | None = Field(default=None, min_length=1, max_length=200)
+    operation: str = optional("Which operation answered; left out: the plugin as a whole.")
     helpful: bool = True
 
 
