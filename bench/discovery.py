@@ -16,6 +16,15 @@ Latency is per ``search`` call (k=10), query embedding included.
 long description (as HomeClaw plugins declare capabilities), to measure the operation
 entries; the default ``plugin`` layout registers the rows as they are.
 
+``--feedback FILE`` (lines ``{"query", "relevant"}``) teaches discovery before the
+queries are searched, through the product's own path: each line is searched as one
+user of a log (subject ``log-<line>``) and each relevant id gets ``feedback(search_id,
+…, helpful=True)``. ``--examples N`` puts the first N requests per tool of FILE into
+the plugins' manifest ``examples`` instead (cut at 500 characters, as the manifest
+caps them); ``--cold`` teaches nothing, for the baseline on the same queries. Either
+way, queries that FILE holds are not evaluated: split a set by query first
+(``bench/discovery_split.py``).
+
 ``--synthetic N,M`` also builds catalogs of N and M plugins (real texts with a fifth
 of their words swapped; vectors mixed from real MiniLM vectors of DEV texts, written
 to the vector store first, so the service loads them as it would after a restart) and
@@ -38,6 +47,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from plugyard.discovery.choose import embedder_from_spec
+from plugyard.discovery.learning import Learning
+from plugyard.discovery.remembered import SqlRememberedRepository
 from plugyard.discovery.service import DiscoveryService
 from plugyard.discovery.vector_store import SqlVectorRepository
 from plugyard.manifest.dialects.canonical import SCHEMA_ID
@@ -50,7 +61,9 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def descriptor_data(row: dict[str, Any], layout: str) -> dict[str, Any]:
+def descriptor_data(
+    row: dict[str, Any], layout: str, examples: list[str] | None = None
+) -> dict[str, Any]:
     """A row as a canonical descriptor (the document ``register_data`` reads)."""
     # $schema says "canonical": without it, dialect detection may read a row with a
     # long description as a HomeClaw manifest (which adds an operation).
@@ -64,7 +77,32 @@ def descriptor_data(row: dict[str, Any], layout: str) -> dict[str, Any]:
         data["operations"] = [{"id": "run", "description": long or description}]
     elif long:
         data["description_long"] = long
+    if examples:
+        data["examples"] = [text[:500] for text in examples]
     return data
+
+
+def examples_from(lines: list[dict[str, Any]], n: int) -> dict[str, list[str]]:
+    """The first ``n`` requests per tool, in file order."""
+    out: dict[str, list[str]] = {}
+    for line in lines:
+        for tool in line["relevant"]:
+            mine = out.setdefault(tool, [])
+            if len(mine) < n and line["query"] not in mine:
+                mine.append(line["query"])
+    return out
+
+
+def feed(service: DiscoveryService, lines: list[dict[str, Any]]) -> dict[str, int]:
+    """Each line searched as one user and its relevant tools confirmed helpful."""
+    outcomes: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        subject = str(line.get("subject") or f"log-{i}")
+        found = service.search(line["query"], k=5, subject=subject)
+        for tool in line["relevant"]:
+            done = service.feedback(found.search_id, tool, helpful=True, subject=subject)
+            outcomes[done.reason] = outcomes.get(done.reason, 0) + 1
+    return outcomes
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -108,7 +146,11 @@ def evaluate(
 
 
 def open_service(
-    rows: list[dict[str, Any]], layout: str, embedder_spec: str, db: Path
+    rows: list[dict[str, Any]],
+    layout: str,
+    embedder_spec: str,
+    db: Path,
+    examples: dict[str, list[str]] | None = None,
 ) -> tuple[DiscoveryService, Store, float, float, float]:
     """Register the rows into a fresh store and index them: (service, store, register
     seconds, build seconds, build CPU seconds of this process)."""
@@ -116,10 +158,14 @@ def open_service(
     registry = Registry.over(store)
     start = time.perf_counter()
     for row in rows:
-        registry.register_data(descriptor_data(row, layout), source="catalog", trust="trusted")
+        data = descriptor_data(row, layout, (examples or {}).get(row["id"]))
+        registry.register_data(data, source="catalog", trust="trusted")
     registered = time.perf_counter() - start
     embedder = embedder_from_spec(embedder_spec)
-    service = DiscoveryService(registry, embedder, SqlVectorRepository(store))
+    learned = SqlRememberedRepository(store, embedder.dim)
+    service = DiscoveryService(
+        registry, embedder, SqlVectorRepository(store), Learning(embedder, learned)
+    )
     start, cpu = time.perf_counter(), time.process_time()
     service.start()
     return service, store, registered, time.perf_counter() - start, time.process_time() - cpu
@@ -128,14 +174,24 @@ def open_service(
 def run(args: argparse.Namespace) -> dict[str, Any]:
     data = Path(args.data)
     rows = read_jsonl(data / "plugins.jsonl")
-    single = read_jsonl(data / "queries.jsonl")[: args.limit or None]
+    lines = read_jsonl(Path(args.feedback)) if args.feedback else []
+    taught = {line["query"] for line in lines}
+    single = [q for q in read_jsonl(data / "queries.jsonl") if q["query"] not in taught]
+    single = single[: args.limit or None]
     multi_path = data / "queries_multi.jsonl"
-    multi = read_jsonl(multi_path)[: args.limit or None] if multi_path.exists() else []
+    multi = read_jsonl(multi_path) if multi_path.exists() else []
+    multi = [q for q in multi if q["query"] not in taught][: args.limit or None]
+    examples = examples_from(lines, args.examples) if args.examples else None
     with tempfile.TemporaryDirectory() as tmp:
         service, store, registered, build, build_cpu = open_service(
-            rows, args.layout, args.embedder, Path(tmp) / "bench.db"
+            rows, args.layout, args.embedder, Path(tmp) / "bench.db", examples
         )
         try:
+            fed: dict[str, int] = {}
+            start = time.perf_counter()
+            if lines and not args.examples and not args.cold:
+                fed = feed(service, lines)
+            fed_s = time.perf_counter() - start
             for item in single[:20]:  # warm-up: first calls pay for lazy imports
                 service.search(item["query"], k=10)
             figures, times = evaluate(service, single)
@@ -155,6 +211,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "build_cpu_s": round(build_cpu, 3),
                 "p50_ms": round(statistics.median(times), 2),
                 "p95_ms": round(percentile(times, 0.95), 2),
+                "feedback_lines": len(lines) if not (args.examples or args.cold) else 0,
+                "feedback_outcomes": fed,
+                "feed_s": round(fed_s, 1),
+                "examples_per_tool": args.examples,
+                "tools_with_examples": len(examples or {}),
+                "remembered": len(service.learning.channel),
             }
             if multi:
                 multi_figures, _ = evaluate(service, multi)
@@ -189,13 +251,21 @@ def print_table(out: dict[str, Any]) -> None:
     )
     print(f"search (k=10, embedding included): p50 {out['p50_ms']} ms, p95 {out['p95_ms']} ms")
     print(f"correct top-1 matches above the relevance floor: {out['floor_kept@1']:.3f}")
+    if out["feedback_lines"] or out["examples_per_tool"]:
+        print(
+            f"memory: {out['remembered']} remembered requests "
+            f"({out['examples_per_tool']} examples per tool for "
+            f"{out['tools_with_examples']} tools; {out['feedback_lines']} feedback lines "
+            f"{out['feedback_outcomes']} in {out['feed_s']} s)"
+        )
     for section in out.get("synthetic", []):
         print(
             f"\nsynthetic {section['plugins']} plugins ({section['path']}): "
             f"build {section['build_s']} s from stored vectors; search k=5 "
             f"p50 {section['p50_ms']} ms, p95 {section['p95_ms']} ms; re-index one plugin "
             f"p50 {section['reindex_p50_ms']} ms, p95 {section['reindex_p95_ms']} ms "
-            f"(index part p95 {section['reindex_index_p95_ms']} ms)"
+            f"(index part p95 {section['reindex_index_p95_ms']} ms); "
+            f"{section['remembered']} remembered requests"
         )
 
 
@@ -207,6 +277,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--embedder", default="minilm", help="as PLUGYARD_EMBEDDER")
     parser.add_argument("--limit", type=int, default=0, help="only the first N queries")
     parser.add_argument("--synthetic", default="", help="catalog sizes, e.g. 10000,100000")
+    parser.add_argument("--feedback", default="", help="JSONL of {query, relevant} to learn")
+    parser.add_argument(
+        "--cold", action="store_true", help="teach nothing; evaluate what --feedback leaves"
+    )
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=0,
+        help="first N requests per tool of --feedback as examples",
+    )
     args = parser.parse_args(argv)
     out = run(args)
     if args.json:

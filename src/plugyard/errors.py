@@ -61,6 +61,12 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "invalid_query": ErrorSpec(
         400, "The search query is empty or not text, or k or a filter is out of range."
     ),
+    "unknown_search": ErrorSpec(
+        404, "The search id is unknown, expired, or was given to another subject."
+    ),
+    "learning_refused": ErrorSpec(
+        403, "Only an authenticated subject's calls and feedback teach discovery."
+    ),
     # The model layer (docs/llm.md).
     "llm_unavailable": ErrorSpec(
         503, "The chat model cannot answer: no server, refused, or the model file is missing."

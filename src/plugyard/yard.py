@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from plugyard import __version__
 from plugyard.builtins import BUILTINS_DIR
 from plugyard.deferred import DeferredRuntime, Runtimes, built, part
-from plugyard.discovery.query import CanSee, Filters, Match, allow_all
+from plugyard.discovery.query import CanSee, Filters, Matches, allow_all
 from plugyard.errors import PlugyardError, RegistryError
 from plugyard.manifest.model import Operation
 from plugyard.policy.base import Subject
@@ -45,6 +45,7 @@ from plugyard.store.urls import DATABASE_URL_ENV
 # The rest is imported where it is first needed: a command that lists plugins must not
 # load the server, MCP, discovery or governance stacks (see plugyard.deferred).
 if TYPE_CHECKING:
+    from plugyard.discovery.learning import Outcome
     from plugyard.discovery.service import DiscoveryService
     from plugyard.execution.admin import Administration
     from plugyard.execution.backend import Caller, ExecutionBackend
@@ -93,6 +94,13 @@ class Settings:
     embedder: str | None = None
     embedder_api_key: str | None = None  # for openai:…; else OPENAI_API_KEY
     ollama_url: str | None = None  # for ollama:…; else OLLAMA_HOST
+    # Discovery learning from accepted calls and feedback (docs/discovery.md, "Memory"):
+    # PLUGYARD_DISCOVERY_LEARNING=off stops it; the rest bound what it keeps.
+    discovery_learning: bool = True
+    discovery_learning_per_subject: int = 20
+    discovery_learning_quorum: int = 3
+    discovery_learning_keep: int = 1000
+    discovery_learning_days: float = 365.0
     # Governance (docs/governance.md): a policy file applied at start (else the stored
     # policy, else none: allow all); governed=False drops the durable audit and the rest.
     policy_file: Path | None = None
@@ -142,6 +150,14 @@ class Settings:
             embedder=env.get("PLUGYARD_EMBEDDER"),
             embedder_api_key=env.get("PLUGYARD_EMBEDDER_API_KEY") or env.get("OPENAI_API_KEY"),
             ollama_url=env.get("OLLAMA_HOST"),
+            discovery_learning=env.get("PLUGYARD_DISCOVERY_LEARNING", "on").lower()
+            not in {"0", "off", "false", "no"},
+            discovery_learning_per_subject=int(
+                env.get("PLUGYARD_DISCOVERY_LEARNING_PER_SUBJECT", "20")
+            ),
+            discovery_learning_quorum=int(env.get("PLUGYARD_DISCOVERY_LEARNING_QUORUM", "3")),
+            discovery_learning_keep=int(env.get("PLUGYARD_DISCOVERY_LEARNING_KEEP", "1000")),
+            discovery_learning_days=float(env.get("PLUGYARD_DISCOVERY_LEARNING_DAYS", "365")),
             policy_file=Path(env["PLUGYARD_POLICY_FILE"])
             if env.get("PLUGYARD_POLICY_FILE")
             else None,
@@ -170,6 +186,19 @@ class Settings:
 
 
 _log = logging.getLogger("plugyard.yard")
+
+
+@dataclass(frozen=True)
+class _Teacher:
+    """The routing flow's way to let discovery learn (routing.retrieve.Teacher)."""
+
+    yard: Yard
+
+    def search(self, query: str, k: int, filters: Filters, subject: str) -> Matches:
+        return self.yard.search(query, k, filters, subject=subject)
+
+    def accepted(self, search_id: str, subject: str, plugin_id: str, operation: str) -> None:
+        self.yard.learn_from_call(search_id, subject, plugin_id, operation)
 
 
 @dataclass(frozen=True)
@@ -392,13 +421,16 @@ class Yard:
         roles: Sequence[str] | None = None,
         timeout_ms: int | None = None,
         debug: bool = False,
+        search_id: str | None = None,
     ) -> Result:
         """Call one operation through the executor.
 
         The application that embeds plugyard is trusted to say who calls: ``subject``
         and ``roles`` are taken as given (a server takes them from the API key). A call
         with neither is the application's own and holds the ``admin`` role; a call for
-        a subject holds only the roles given here and those the policy lists for it."""
+        a subject holds only the roles given here and those the policy lists for it.
+        ``search_id`` (from :meth:`search`): when the call succeeds, discovery learns
+        that the search's request was answered by this operation (docs/discovery.md)."""
         from plugyard.execution.executor import CallRequest, new_request_id
         from plugyard.store.keys import ADMIN_ROLE
 
@@ -408,26 +440,83 @@ class Yard:
             request_id=new_request_id(), subject=subject, roles=tuple(roles), debug=debug
         )
         request = CallRequest(plugin_id, operation, dict(params or {}), context, timeout_ms)
-        return await self.executor.call(request)
+        result = await self.executor.call(request)
+        if search_id is not None and subject is not None and result.ran_ok:
+            self.learn_from_call(search_id, subject, plugin_id, result.operation or operation)
+        return result
+
+    def learn_from_call(
+        self, search_id: str, subject: str, plugin_id: str, operation: str | None
+    ) -> None:
+        """A call by ``subject`` that named ``search_id`` succeeded: let discovery
+        remember the search's request for that operation (every call surface ends
+        here)."""
+        discovery = built(self, "discovery")
+        if discovery is None:
+            return  # no search ran in this process, so no search id can be known
+        try:
+            discovery.accepted(search_id, subject, plugin_id, operation)
+        except PlugyardError as exc:
+            # The call succeeded; failing to learn from it must not fail it.
+            _log.warning("discovery did not learn from a call: %s", exc)
 
     @part
     def discovery(self) -> DiscoveryService:
         """Plugin search. The model loads when this is first read, and the index is
         built on the first search (or rebuild); from then on it follows the registry."""
         from plugyard.discovery.choose import embedder_from_spec
+        from plugyard.discovery.learning import Learning, LearningSettings
         from plugyard.discovery.pgvector import dense_source_for, vectors_for
+        from plugyard.discovery.remembered import SqlRememberedRepository
         from plugyard.discovery.service import DiscoveryService
 
         s = self.settings
         embedder = embedder_from_spec(s.embedder, api_key=s.embedder_api_key,
                                       ollama_url=s.ollama_url)  # fmt: skip
+        learning = Learning(
+            embedder,
+            SqlRememberedRepository(self.store, embedder.dim),
+            LearningSettings(
+                enabled=s.discovery_learning,
+                per_subject=s.discovery_learning_per_subject,
+                quorum=s.discovery_learning_quorum,
+                keep=s.discovery_learning_keep,
+                days=s.discovery_learning_days,
+            ),
+        )
         vectors = vectors_for(self.store, embedder.dim)
         source = dense_source_for(vectors, embedder.identity)
-        return DiscoveryService(self.registry, embedder, vectors, dense_source=source)
+        return DiscoveryService(self.registry, embedder, vectors, learning, dense_source=source)
 
-    def search(self, query: str, k: int = 5, filters: Filters | None = None) -> list[Match]:
-        """The ``k`` plugins that best match ``query`` (docs/discovery.md)."""
-        return self.discovery.search(query, k, filters)
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        filters: Filters | None = None,
+        *,
+        subject: str | None = None,
+    ) -> Matches:
+        """The ``k`` plugins that best match ``query`` (docs/discovery.md), with the
+        ``search_id`` that a call or :meth:`feedback` by ``subject`` names."""
+        return self.discovery.search(query, k, filters, subject=subject)
+
+    def feedback(
+        self,
+        search_id: str,
+        plugin_id: str,
+        operation: str | None = None,
+        *,
+        helpful: bool = True,
+        subject: str | None = None,
+        roles: Sequence[str] = (),
+    ) -> Outcome:
+        """Whether ``plugin_id`` (``operation``) answered the request of a search by
+        ``subject`` (docs/discovery.md, "Feedback"); a plugin the subject may not call
+        is ``plugin_not_found``."""
+        return self.discovery.feedback(
+            search_id, plugin_id, operation, helpful=helpful, subject=subject,
+            can_see=self.rights(subject, roles),
+        )  # fmt: skip
 
     def rights(self, subject: str | None, roles: Sequence[str] = ()) -> CanSee:
         """What ``subject`` may see in searches and listings: the operations the policy
@@ -601,7 +690,8 @@ class Yard:
         """The routing flow (docs/routing.md); the model is built on its first question."""
         from plugyard.routing import Router
 
-        return Router(self.executor, self.search, self.rights, lambda: self.llm)
+        return Router(self.executor, self.search, self.rights, lambda: self.llm,
+                      teacher=_Teacher(self))  # fmt: skip
 
     @part
     def chat(self) -> ChatFlow:

@@ -105,3 +105,22 @@ def test_index_rebuild_embeds_everything_and_shows_progress(tmp_path: Path) -> N
     code, out, _ = run(db, "index", "rebuild")
     assert code == 0
     assert out.startswith(f"indexed {summary['plugins']} plugins")
+
+
+def test_index_memory_lists_and_forgets_what_was_learned(tmp_path: Path) -> None:
+    from plugyard.yard import Settings, Yard
+
+    db = tmp_path / "m.db"
+    with Yard.from_settings(Settings(database=str(db), embedder="hashing", governed=False)) as y:
+        found = y.search("how long to read my essay", k=3, subject="ana")
+        y.feedback(found.search_id, "text-stats", "execute", subject="ana")
+    code, out, _ = run(db, "index", "memory", "text-stats", "--json")
+    assert code == 0
+    (row,) = json.loads(out)
+    assert (row["subject"], row["query"], row["operation"]) == (
+        "ana", "how long to read my essay", "execute",
+    )  # fmt: skip
+    code, out, _ = run(db, "index", "memory", "text-stats", "--forget", "--json")
+    assert (code, json.loads(out)) == (0, {"purged": 1})
+    code, out, _ = run(db, "index", "memory", "text-stats")
+    assert "nothing learned" in out

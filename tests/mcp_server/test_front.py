@@ -120,3 +120,20 @@ def test_discovery_call_carries_the_receipt_and_idempotency_key(yard: Yard) -> N
     first = call(front, ALICE, "call", {**args, "idempotency_key": "k-1"})
     second = call(front, ALICE, "call", {**args, "idempotency_key": "k-1"})
     assert first["structuredContent"] == second["structuredContent"]
+
+
+def test_a_discovery_call_naming_its_search_teaches_discovery(yard: Yard) -> None:
+    front = McpFront(yard, "discovery")
+    query = "evaluate an arithmetic expression"
+    found = call(front, ALICE, "search", {"query": query, "k": 5})["structuredContent"]
+    assert found["search_id"]
+    args = {"plugin": "calculator", "parameters": {"expression": "2+3"}}
+    call(front, ALICE, "call", {**args, "search_id": "not-a-search"})
+    assert yard.discovery.learning.remembered("calculator") == []
+    call(front, ALICE, "call", {**args, "search_id": found["search_id"]})
+    (row,) = yard.discovery.learning.remembered("calculator")
+    assert (row.subject, row.query, row.operation) == ("alice", query, "execute")
+    # bob's call waits for approval: not a success, so nothing is learned.
+    mine = call(front, BOB, "search", {"query": query})["structuredContent"]["search_id"]
+    call(front, BOB, "call", {**args, "search_id": mine})
+    assert len(yard.discovery.learning.remembered("calculator")) == 1

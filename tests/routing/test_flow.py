@@ -225,3 +225,19 @@ def test_a_refused_answer_schema_is_asked_again_with_bare_arguments(yard: Yard) 
 
     answer, fake = ask(yard, script, "3*3", ("calculator",))
     assert answer.status == "answered" and "9" in answer.text and len(fake.requests) == 2
+
+
+def test_a_subjects_answered_request_teaches_discovery(yard: Yard) -> None:
+    script = [choose("unit-convert", "convert", value=5, from_unit="km", to_unit="mi")]
+
+    async def run(subject: str | None) -> Answer:
+        async with FakeModelServer(script) as fake:
+            return await yard.ask("convert 5 km to miles", subject=subject, llm=model(fake),
+                                  roles=("admin",), method="generate")  # fmt: skip
+
+    yard.discovery.purge_memory("unit-convert")
+    assert asyncio.run(run(None)).status == "answered"  # the application itself: no subject
+    assert yard.discovery.learning.remembered("unit-convert") == []
+    assert asyncio.run(run("carol")).status == "answered"
+    (row,) = yard.discovery.learning.remembered("unit-convert")
+    assert (row.subject, row.query, row.operation) == ("carol", "convert 5 km to miles", "convert")

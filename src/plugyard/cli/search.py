@@ -130,3 +130,40 @@ def rebuild_command(ctx: click.Context, as_json: bool) -> None:
             f"indexed {summary['plugins']} plugins as {summary['entries']} entries "
             f"({summary['embedded']} embedded by {summary['embedder']})"
         )
+
+
+@index_group.command("memory")
+@click.argument("plugin_id")
+@click.option("--operation", help="Only the requests this operation answered.")
+@click.option("--forget", is_flag=True, help="Forget them instead (examples stay).")
+@click.option("--json", "as_json", is_flag=True, help="Print them as JSON.")
+@click.pass_context
+def memory_command(
+    ctx: click.Context, plugin_id: str, operation: str | None, forget: bool, as_json: bool
+) -> None:
+    """The requests discovery learned for PLUGIN_ID from calls and feedback (who asked
+    what, oldest first), or --forget them. What callers asked: for operators only."""
+    try:
+        with open_yard(ctx) as yard:
+            learning = yard.discovery.learning
+            if forget:
+                purged = yard.discovery.purge_memory(plugin_id, operation)
+                click.echo(json.dumps({"purged": purged}) if as_json else f"forgot {purged}")
+                return
+            rows = learning.remembered(plugin_id, operation)
+    except (PlugyardError, ValueError) as exc:
+        _fail(exc, as_json)
+        return
+    items = [
+        {"id": r.id, "operation": r.operation, "subject": r.subject, "query": r.query,
+         "created_at": r.created_at}
+        for r in rows
+    ]  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(items, indent=2, ensure_ascii=False))
+        return
+    for item in items:
+        click.echo(f"{item['id']:>6}  {item['operation'] or '-':<20} {item['subject']:<16} "
+                   f"{item['query']}")  # fmt: skip
+    if not items:
+        click.echo(f"nothing learned for {plugin_id!r}")

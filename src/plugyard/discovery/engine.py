@@ -84,6 +84,9 @@ class HybridIndex:
         self._hashes: dict[str, str] = {}
         self._ann: HnswIndex | None = None
         self._source = dense_source
+        #: Extra score per doc_id for a query vector, added to the fused score (the
+        #: memory channel, memory.py); its entries join the candidate pool.
+        self.lift: Callable[[Vectors], Mapping[str, float]] | None = None
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -257,18 +260,24 @@ class HybridIndex:
             return []
         queries = [query] + (fusion.decompose(query) if decompose else [])
         qvs = self._embed_queries(queries)
+        lift = self.lift(qvs[0]) if self.lift is not None else {}
+        lifted = np.asarray([self._rows[d] for d in lift if d in self._rows], dtype=np.int64)
         rows: NDArray[np.int64] | None = None
         pool = self._dense_pool(qvs, scope)
         if pool is not None:
             for q in queries:
                 pool += [top_k(s, self.candidates) for s in self._lexical.both_scores(q)]
-            rows = np.unique(np.concatenate(pool))
+            rows = np.unique(np.concatenate([*pool, lifted]))
         channels = [self._channels(q, qv, rows) for q, qv in zip(queries, qvs, strict=True)]
         fused = [
             self.policy.blend_for(content_word_count(q)).fuse(c.dense, c.lexical, c.whole)
             for q, c in zip(queries, channels, strict=True)
         ]
         final = fusion.combine_parts(fused[0], fused[1:])
+        if len(lifted):
+            at = lifted if rows is None else np.searchsorted(rows, lifted)
+            final = final.copy()
+            final[at] += np.asarray([lift[self._ids[r]] for r in lifted], dtype=np.float32)
         first = channels[0]
         picked = self._pick(final, rows, k, allowed)
         out = []

@@ -105,6 +105,15 @@ class Match:
         }
 
 
+class Matches(list[Match]):
+    """A search's matches, best first, and the ``search_id`` a call or feedback names
+    to say which of them answered (docs/discovery.md)."""
+
+    def __init__(self, matches: list[Match] = [], *, search_id: str = "") -> None:  # noqa: B006
+        super().__init__(matches)
+        self.search_id = search_id
+
+
 def check_query(query: object) -> str:
     """The query as searched: stripped, and cut at :data:`MAX_QUERY_CHARS`."""
     if not isinstance(query, str):

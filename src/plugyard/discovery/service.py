@@ -24,9 +24,18 @@ from plugyard.discovery.catalog import EntryKey
 from plugyard.discovery.embedders import Embedder
 from plugyard.discovery.engine import Match as Hit
 from plugyard.discovery.index import Changes, Progress, SyncedIndex
-from plugyard.discovery.query import Filters, Match, allow_all, check_k, check_query
+from plugyard.discovery.learning import Learning, Outcome, tool_id
+from plugyard.discovery.query import (
+    CanSee,
+    Filters,
+    Match,
+    Matches,
+    allow_all,
+    check_k,
+    check_query,
+)
 from plugyard.discovery.vector_store import MemoryVectorRepository, VectorRepository
-from plugyard.errors import ExportError
+from plugyard.errors import ExportError, NotFoundError
 from plugyard.manifest.exporters import functions
 from plugyard.manifest.exporters.openai_strict import strict_tools
 from plugyard.manifest.model import Operation, PluginDescriptor
@@ -46,10 +55,13 @@ class DiscoveryService:
         registry: Registry,
         embedder: Embedder,
         vectors: VectorRepository | None = None,
+        learning: Learning | None = None,
         **engine_options: Any,
     ) -> None:
         self.registry = registry
         self.embedder = embedder
+        #: Memory of what answered which request (learning.py, docs/discovery.md).
+        self.learning = learning if learning is not None else Learning(embedder)
         self.vectors: VectorRepository = (
             vectors if vectors is not None else MemoryVectorRepository()
         )
@@ -99,6 +111,9 @@ class DiscoveryService:
                 self._unsubscribe = self.registry.subscribe(self._on_event)
             # Built aside, so searches go on against the old index meanwhile.
             fresh = SyncedIndex(self.embedder, **self._options)
+            fresh.engine.lift = self.learning.lift
+            # A request is embedded as its search was: the index's memo has it.
+            self.learning.embedder = fresh.embedder
             stored = self.vectors.load(fresh.identity) if reuse else None
             made = fresh.sync(self.registry.list(), stored, progress)
             self._persist(made)
@@ -106,8 +121,10 @@ class DiscoveryService:
                 # What changed while building is in the registry now: sync to it, and
                 # the queued events have nothing left to say.
                 self._pending.clear()
-                caught_up = fresh.sync(self.registry.list())
+                plugins = self.registry.list()
+                caught_up = fresh.sync(plugins)
                 self._persist(caught_up)
+                self.learning.load(p.descriptor for p in plugins)
                 self._index = fresh
                 # Rows of entries that no longer exist (under any embedder).
                 held = set(fresh.hashes())
@@ -139,7 +156,9 @@ class DiscoveryService:
                 continue  # the first build reads the registry itself
             if event.plugin is None:
                 self.vectors.delete(index.remove(event.plugin_id))
+                self.learning.plugin_removed(event.plugin_id)
             else:
+                self.learning.plugin_changed(event.plugin.descriptor)
                 # Also for availability: the text hashes match, so nothing is embedded
                 # and only the plugin the filters read is replaced.
                 self._persist(index.upsert(event.plugin))
@@ -159,10 +178,21 @@ class DiscoveryService:
 
     # search -------------------------------------------------------------------------
 
-    def search(self, query: object, k: object = 5, filters: Filters | None = None) -> list[Match]:
-        """The best ``k`` plugins for ``query`` that ``filters`` admit, best first."""
+    def search(
+        self,
+        query: object,
+        k: object = 5,
+        filters: Filters | None = None,
+        *,
+        subject: str | None = None,
+    ) -> Matches:
+        """The best ``k`` plugins for ``query`` that ``filters`` admit, best first;
+        its ``search_id`` lets a call or feedback by ``subject`` teach discovery."""
         text, want = check_query(query), check_k(k)
-        filters = filters or Filters()
+        found = self._search(text, want, filters or Filters())
+        return Matches(found, search_id=self.learning.note_search(subject, text))
+
+    def _search(self, text: str, want: int, filters: Filters) -> list[Match]:
         families = filters.families()
         index = self.index
         with self._locked():
@@ -202,6 +232,11 @@ class DiscoveryService:
             plugin = index.plugin(plugin_id)
             assert plugin is not None
             why = hit.why
+            memory = self.learning.last.get(hit.doc_id) or (
+                self.learning.last.get(tool_id(plugin_id, operation)) if operation else None
+            )
+            if memory is not None and memory.similar:
+                why = f"{why}; answered {memory.similar} similar requests"
             via = index.key(hit.doc_id).operation
             if via is not None:
                 why = f"operation {via!r}: {why}"
@@ -214,8 +249,56 @@ class DiscoveryService:
                     why = f"plugin: {why}; its only operation {operation!r}"
                 else:
                     why = f"plugin: {why}"
-            out.append(Match(plugin, operation, hit.score, why, hit.relevant))
+            # What answered similar requests is relevant whatever its text says.
+            relevant = hit.relevant or bool(memory is not None and memory.similar)
+            out.append(Match(plugin, operation, hit.score, why, relevant))
         return out
+
+    # learning -----------------------------------------------------------------------
+
+    def accepted(
+        self, search_id: object, subject: str | None, plugin_id: str, operation: str | None
+    ) -> Outcome | None:
+        """A call that named ``search_id`` succeeded: remember its request for the tool
+        (``None``: nothing to learn — no such search of this subject's)."""
+        return self.learning.accepted(search_id, subject, plugin_id, operation)
+
+    def feedback(
+        self,
+        search_id: object,
+        plugin_id: str,
+        operation: str | None = None,
+        *,
+        helpful: bool = True,
+        subject: str | None = None,
+        can_see: CanSee = allow_all,
+    ) -> Outcome:
+        """Say whether a plugin (an operation) answered the search's request.
+
+        A plugin that is not registered, or that ``can_see`` hides, is
+        ``plugin_not_found``; an operation it lacks is ``operation_not_found``."""
+        index = self.index
+        with self._locked():
+            plugin = (self._index or index).plugin(plugin_id)
+        if plugin is None or not can_see(plugin_id, None):
+            raise NotFoundError(f"no plugin {plugin_id!r}")
+        if operation is not None and plugin.descriptor.operation(operation) is None:
+            raise NotFoundError(f"{plugin_id!r} has no operation {operation!r}",
+                                code="operation_not_found")  # fmt: skip
+        ops = plugin.descriptor.operations
+        if not can_see(plugin_id, operation) or (
+            ops and not any(can_see(plugin_id, op.id) for op in ops)
+        ):
+            raise NotFoundError(f"no plugin {plugin_id!r}")
+        return self.learning.feedback(search_id, subject, plugin_id, operation, helpful)
+
+    def purge_memory(self, plugin_id: str, operation: str | None = None) -> int:
+        """Forget the requests learned for a plugin (or one operation); the count."""
+        return self.learning.purge(plugin_id, operation)
+
+    def remembered_count(self, plugin_id: str, operation: str | None = None) -> int:
+        """How many requests memory holds for a tool (examples included)."""
+        return self.learning.channel.count(tool_id(plugin_id, operation))
 
     def tools_for(
         self,
@@ -235,7 +318,7 @@ class DiscoveryService:
             raise ExportError(f"unknown tool format {format!r}; one of {functions.FORMATS}")
         filters = filters or Filters()
         pairs: list[tuple[PluginDescriptor, Operation]] = []
-        for match in self.search(query, k, filters):
+        for match in self._search(check_query(query), check_k(k), filters):
             d = match.plugin.descriptor
             wanted = (
                 [match.operation]

@@ -37,6 +37,11 @@ class Result:
     def ok(self) -> bool:
         return self.error is None and self.status not in {"error", "timeout"}
 
+    @property
+    def ran_ok(self) -> bool:
+        """It ran and did not fail (``ok``, and not merely waiting for an approval)."""
+        return self.ok and self.status != "pending_approval"
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON envelope; optional members appear only when they carry something."""
         out: dict[str, Any] = {"status": self.status, "data": self.data}

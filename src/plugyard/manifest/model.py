@@ -46,6 +46,13 @@ HOST_CAPABILITIES: frozenset[str] = frozenset(
 #: declares none.
 EMPTY_PARAMETERS: dict[str, JsonValue] = {"type": "object", "properties": {}}
 
+#: A request a user might make that an operation (or the plugin) answers, written by
+#: the plugin's author: discovery remembers it as if a caller had made it
+#: (docs/discovery.md). Bounded so a manifest cannot flood the memory channel.
+ExampleText = Annotated[str, Field(min_length=1, max_length=500)]
+MAX_EXAMPLES = 20
+Examples = Annotated[tuple[ExampleText, ...], Field(max_length=MAX_EXAMPLES)]
+
 Identifier = Annotated[
     str,
     Field(min_length=1, max_length=200, pattern=r"^[^\s\x00-\x1f\x7f]+$"),
@@ -81,6 +88,7 @@ class Operation(_Model):
     parameters: dict[str, JsonValue] = Field(default_factory=lambda: dict(EMPTY_PARAMETERS))
     output_schema: dict[str, JsonValue] | None = None
     output_description: str | None = None
+    examples: Examples = ()
     effect: Effect = "read"
     requires_approval: bool = False
     idempotent: bool = False
@@ -208,6 +216,7 @@ class PluginDescriptor(_Model):
     description_long: str | None = None
     license: str | None = None
     tags: tuple[str, ...] = ()
+    examples: Examples = ()
     icons: dict[str, str] = Field(default_factory=dict)
     knowledge: str | None = None  # MRP plugin.kus.md text
 

@@ -46,7 +46,8 @@ SEARCH_TOOL: dict[str, Any] = {
     "name": "search",
     "title": "Find plugins",
     "description": "Find the plugin operations that fit a request. Answers plugin ids, "
-    "operation names, descriptions and parameter schemas; then use the call tool.",
+    "operation names, descriptions and parameter schemas, and a search_id; then use the "
+    "call tool, passing that search_id, so that search learns what answered the request.",
     "inputSchema": {
         "type": "object",
         "properties": {
@@ -69,6 +70,7 @@ CALL_TOOL: dict[str, Any] = {
             "parameters": {"type": "object"},
             "approval_receipt": {"type": "string"},
             "idempotency_key": {"type": "string"},
+            "search_id": {"type": "string", "description": "The search that found it."},
         },
         "required": ["plugin"],
     },
@@ -174,7 +176,9 @@ class McpFront:
             return error_result("invalid_query", f"k must be an integer from 1 to {MAX_K}")
         can_see = self.yard.rights(caller.subject, caller.roles)
         filters = Filters(can_see=can_see)
-        matches = await asyncio.to_thread(self.yard.search, query, k, filters)
+        matches = await asyncio.to_thread(
+            lambda: self.yard.search(query, k, filters, subject=caller.subject)
+        )
         found = []
         for match in matches:
             plugin = match.plugin
@@ -186,7 +190,7 @@ class McpFront:
             found.append({"plugin": plugin.id, "name": plugin.descriptor.name,
                           "description": plugin.descriptor.description,
                           "score": match.to_dict().get("score"), "operations": ops})  # fmt: skip
-        data = {"query": query, "matches": found}
+        data = {"query": query, "search_id": matches.search_id, "matches": found}
         return structured_result(data)
 
     async def _call_named(
@@ -204,7 +208,9 @@ class McpFront:
                               ("idempotency_key", IDEMPOTENCY_META)):  # fmt: skip
             if isinstance(args.get(key), str):
                 merged[meta_key] = args[key]
-        return await self._execute(caller, plugin_id, operation, parameters, merged)
+        search_id = args.get("search_id")
+        search_id = search_id if isinstance(search_id, str) else None
+        return await self._execute(caller, plugin_id, operation, parameters, merged, search_id)
 
     async def _execute(
         self,
@@ -213,6 +219,7 @@ class McpFront:
         operation: str | None,
         params: dict[str, Any],
         meta: Mapping[str, Any],
+        search_id: str | None = None,
     ) -> dict[str, Any]:
         receipt = meta.get(RECEIPT_META)
         key = meta.get(IDEMPOTENCY_META)
@@ -230,6 +237,10 @@ class McpFront:
             approval_receipt=receipt if isinstance(receipt, str) else None,
         )
         result = await self.yard.executor.call(request)
+        if search_id is not None and caller.subject is not None and result.ran_ok:
+            # The search that found it learns what answered (docs/discovery.md).
+            chosen = result.operation or operation
+            self.yard.learn_from_call(search_id, caller.subject, plugin_id, chosen)
         return result_to_mcp(result, self._output_schema(result), _RECEIPT_HINT[self.mode])
 
     def _output_schema(self, result: Result) -> dict[str, Any] | None:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from plugyard.discovery.query import CanSee
+from plugyard.discovery.query import CanSee, Filters, Match
 from plugyard.errors import PlugyardError
 from plugyard.execution.executor import CallRequest, Executor, new_request_id
 from plugyard.execution.result import Result
@@ -48,7 +48,7 @@ from plugyard.routing.failures import (
 )
 from plugyard.routing.outcomes import Answer, Status
 from plugyard.routing.prompt import known_line, post_process_messages, render, routing_messages
-from plugyard.routing.retrieve import Search, retrieve
+from plugyard.routing.retrieve import Search, Teacher, retrieve
 from plugyard.routing.trace import Retrieved, Step
 from plugyard.runtimes.base import CallContext, ErrorInfo
 from plugyard.store.keys import ADMIN_ROLE
@@ -88,6 +88,7 @@ class _Run:
     tool_calls: int = 0
     output: tuple[str, Any] | None = None  # the last step's answer text and data
     loose: bool = False  # the model refused a schema with parameter schemas inside
+    search_id: str | None = None  # the last step's search, for discovery to learn from
 
     def record(self, step: Step) -> None:
         self.steps.append(step)
@@ -115,9 +116,29 @@ class Router:
     """Answers requests by routing them to the operations a caller may call."""
 
     def __init__(
-        self, executor: Executor, search: Search, rights: Rights, llm: Callable[[], ChatModel]
+        self,
+        executor: Executor,
+        search: Search,
+        rights: Rights,
+        llm: Callable[[], ChatModel],
+        teacher: Teacher | None = None,
     ) -> None:
         self._executor, self._search, self._rights, self._llm = executor, search, rights, llm
+        self._teacher = teacher
+
+    def _search_for(self, run: _Run) -> Search:
+        """The step's search: as the subject when discovery may learn from it."""
+        teacher, subject = self._teacher, run.context.subject
+        if teacher is None or subject is None:
+            return self._search
+
+        def search(query: str, k: int, filters: Filters) -> Sequence[Match]:
+            assert teacher is not None and subject is not None
+            found = teacher.search(query, k, filters, subject)
+            run.search_id = getattr(found, "search_id", None)
+            return found
+
+        return search
 
     async def ask(
         self,
@@ -178,7 +199,7 @@ class Router:
         query = " ".join([run.message, *run.known[-1:]])
         retrieved: tuple[Retrieved, ...] = ()
         try:
-            candidates = retrieve(self._search, query, run.k, run.can_see)
+            candidates = retrieve(self._search_for(run), query, run.k, run.can_see)
         except PlugyardError as exc:
             step(None, "error", error_code=exc.code)
             return run.fail(exc.code, exc.message)
@@ -251,6 +272,9 @@ class Router:
             called()
             error = result.error or ErrorInfo(result.status, f"the call ended {result.status}")
             return run.end("error", f"{error.code}: {error.message}", result.data, error=error)
+        if self._teacher is not None and run.search_id and run.context.subject is not None:
+            self._teacher.accepted(run.search_id, run.context.subject, candidate.plugin_id,
+                                   candidate.operation.id)  # fmt: skip
         if candidate.operation.post_process:
             try:
                 text = await self._post_process(run, candidate, result.data)

@@ -7,11 +7,21 @@ may not call is never offered, whatever the message or an earlier tool output sa
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from plugyard.discovery.query import CanSee, Filters, Match
 from plugyard.routing.choice import Candidate
 
 Search = Callable[[str, int, Filters], Sequence[Match]]
+
+
+class Teacher(Protocol):
+    """How the flow lets discovery learn (docs/discovery.md): it searches as the
+    subject, then reports the operation that answered, by the search's id."""
+
+    def search(self, query: str, k: int, filters: Filters, subject: str) -> Sequence[Match]: ...
+
+    def accepted(self, search_id: str, subject: str, plugin_id: str, operation: str) -> None: ...
 
 
 def retrieve(search: Search, query: str, k: int, can_see: CanSee) -> tuple[Candidate, ...]:

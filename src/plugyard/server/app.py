@@ -43,6 +43,7 @@ from plugyard.server.routes import (
     feeds,
     governance,
     mcp_tools,
+    memory,
     openai_compat,
     packages,
     pipelines,
@@ -163,7 +164,7 @@ def create_app(
     app.state.auth = Authenticator(the_yard.keys, ttl_s=server.key_cache_s)
     app.state.server_settings = server
     errors.install(app)
-    modules: tuple[ModuleType, ...] = (execute, plugins, search, ask, pipelines, packages,
+    modules: tuple[ModuleType, ...] = (execute, plugins, search, memory, ask, pipelines, packages,
                                        governance, feeds, mcp_tools, probes, accounts,
                                        openai_compat)  # fmt: skip
     modules = (*modules, reasoning, sessions)  # reasoning flows (docs/reasoning.md)

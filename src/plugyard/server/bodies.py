@@ -157,7 +157,33 @@ class SearchMatch(_Open):
 
 class SearchReply(BaseModel):
     query: str
+    #: Name it in a call (``search_id`` in the execute body) or a feedback to say which
+    #: match answered (docs/discovery.md).
+    search_id: str
     matches: list[SearchMatch]
+
+
+class FeedbackReply(BaseModel):
+    recorded: bool
+    reason: str
+
+
+class RememberedRequest(BaseModel):
+    id: int
+    operation: str | None
+    subject: str
+    query: str
+    created_at: float
+
+
+class MemoryReply(BaseModel):
+    plugin_id: str
+    remembered: list[RememberedRequest]
+
+
+class MemoryPurge(BaseModel):
+    plugin_id: str
+    purged: int
 
 
 class ToolsReply(BaseModel):

@@ -88,6 +88,21 @@ class ExecuteBody(Strict):
         "if it is this exact request (send the `Idempotency-Key` header to make retries "
         "safe)."
     )
+    search_id: str = optional(
+        "The `search_id` of the search that found this plugin: when the call succeeds, "
+        "discovery remembers that the search's request was answered by this operation "
+        "(docs/discovery.md)."
+    )
+
+
+class FeedbackBody(Strict):
+    """Whether a plugin (an operation of it) answered the search's request."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+    plugin: str = Field(min_length=1, max_length=200)
+    operation: str = optional("Which operation answered; left out: the plugin as a whole.")
+    helpful: bool = True
 
 
 class ActionBody(Strict):

@@ -455,3 +455,24 @@ rate_buckets = Table(
     Column("tokens", Float, nullable=False),
     Column("at", Float, nullable=False),
 )
+
+# --- discovery memory (docs/discovery.md) ----------------------------------------------
+#: Requests a subject accepted a tool for (``doc_id``: the plugin, or plugin/operation).
+#: ``digest`` is the sha256 of the normalised request: one subject remembers one request
+#: for one tool once. The vector is a cache (re-made when ``embedder`` changed).
+remembered_requests = Table(
+    "remembered_requests",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("plugin_id", String(200), nullable=False),
+    Column("doc_id", String(401), nullable=False),
+    Column("subject", String(200), nullable=False),
+    Column("query", Text, nullable=False),
+    Column("digest", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("embedder", String(500), nullable=True),
+    Column("vector", LargeBinary, nullable=True),
+    UniqueConstraint("subject", "doc_id", "digest", name="uq_remembered_requests_once"),
+    Index("ix_remembered_requests_plugin_id", "plugin_id"),
+    Index("ix_remembered_requests_doc_id", "doc_id"),
+)

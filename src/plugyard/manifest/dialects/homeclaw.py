@@ -26,11 +26,11 @@ from plugyard.manifest.reading import OVERLAY_KEY, ReadContext
 RUN_OPERATION = "run"
 _ROOT_KEYS = (
     "id", "plugin_id", "name", "description", "description_long", "type", "config",
-    "capabilities", "source", "health_check_url", "tools", "ui",
+    "capabilities", "source", "health_check_url", "tools", "ui", "examples",
 )  # fmt: skip
 _CAPABILITY_KEYS = (
     "id", "name", "description", "parameters", "output_description", "post_process",
-    "post_process_prompt", "method", "path", "heavy",
+    "post_process_prompt", "method", "path", "heavy", "examples",
 )  # fmt: skip
 _CAPABILITY_SIGNATURE = frozenset(
     {"parameters", "output_description", "post_process", "post_process_prompt", "method"}
@@ -109,6 +109,7 @@ class HomeClawDialect:
             "name": ctx.text(data.get("name"), "/name") or plugin_id,
             "description": description,
             "description_long": ctx.text(data.get("description_long"), "/description_long"),
+            "examples": ctx.strings(data.get("examples"), "/examples") or None,
             "tags": settings.tags,
             "operations": _operations(data, ctx, description or "", settings.parameters),
             "runtime": runtime,
@@ -119,6 +120,7 @@ class HomeClawDialect:
         pointers = {
             "id": id_pointer, "name": "/name", "description": "/description",
             "description_long": "/description_long", "tags": "/config/keywords",
+            "examples": "/examples",
             "operations": "/capabilities", "runtime": "/config", "source": "/source",
             "config": "/config", "secrets": "/config",
         }  # fmt: skip
@@ -133,6 +135,8 @@ class HomeClawDialect:
             doc["description"] = plugin.description
         if plugin.description_long is not None:
             doc["description_long"] = plugin.description_long
+        if plugin.examples:
+            doc["examples"] = list(plugin.examples)
         if plugin.source is not None and plugin.source != _inferred_source(kind or "inline"):
             doc["source"] = plugin.source
         health = getattr(plugin.runtime, "health_check_url", None)
@@ -237,6 +241,7 @@ def _operations(
                 "http_method": ctx.text(capability.get("method"), f"{here}/method"),
                 "http_path": ctx.text(capability.get("path"), f"{here}/path"),
                 "heavy": bool(ctx.boolean(capability.get("heavy"), f"{here}/heavy")),
+                "examples": ctx.strings(capability.get("examples"), f"{here}/examples"),
             }
         )
     return operations
@@ -260,6 +265,7 @@ def _write_capabilities(plugin: PluginDescriptor) -> list[dict[str, Any]]:
             "method": op.http_method,
             "path": op.http_path,
             "heavy": op.heavy or None,
+            "examples": list(op.examples) or None,
         }
         entry.update({key: value for key, value in optional.items() if value is not None})
         out.append(entry)

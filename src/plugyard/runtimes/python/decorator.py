@@ -80,6 +80,7 @@ class OperationOptions(TypedDict, total=False):
     post_process: bool
     post_process_prompt: str | None
     required_scopes: Sequence[str]
+    examples: Sequence[str]  # requests it answers, for discovery (docs/manifest.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +232,7 @@ class PluginDefinition:
             "required_scopes": tuple(options.get("required_scopes", ())),
             "post_process": options.get("post_process", False),
             "post_process_prompt": options.get("post_process_prompt"),
+            "examples": tuple(options.get("examples", ())),
         }
         operation = Operation.model_validate(
             {k: v for k, v in fields.items() if v is not None}, strict=False

@@ -113,6 +113,7 @@ _MEMBERS: dict[str, members.Check] = {
     "timeout_ms": members.integer(1, MAX_TIMEOUT_MS),
     "debug": members.BOOLEAN,
     "approval_receipt": members.STRING,
+    "search_id": members.STRING,
 }
 
 
@@ -137,11 +138,22 @@ async def answer(plugin_id: str, request: Request) -> Response:
     dependency resolution cost more than the executor itself (bench/RESULTS.md)."""
     principal = authenticate(request)
     operation = request.query_params.get("operation")
-    call = await _read_call(plugin_id, request, principal, operation)
+    call, search_id = await _read_call(plugin_id, request, principal, operation)
     yard: Yard = request.app.state.yard
     if "text/event-stream" in request.headers.get("accept", ""):
-        return _streaming(yard, call)
-    return result_response(await yard.executor.call(call))
+        return _streaming(yard, call, search_id)
+    result = await yard.executor.call(call)
+    _learn(yard, search_id, principal.subject, result, call)
+    return result_response(result)
+
+
+def _learn(
+    yard: Yard, search_id: str | None, subject: str | None, result: Result, call: CallRequest
+) -> None:
+    """A call that named its search and succeeded teaches discovery (docs/discovery.md);
+    the answer never depends on it."""
+    if search_id is not None and subject is not None and result.ran_ok:
+        yard.learn_from_call(search_id, subject, call.plugin_id, result.operation or call.operation)
 
 
 @router.post(
@@ -157,14 +169,15 @@ async def execute_stream(
     principal: Annotated[Principal, Depends(caller)],
     operation: Annotated[str | None, Query(description="Which operation (or in the body).")] = None,
 ) -> Response:
-    call = await _read_call(plugin_id, request, principal, operation)
-    return _streaming(request.app.state.yard, call)
+    call, search_id = await _read_call(plugin_id, request, principal, operation)
+    return _streaming(request.app.state.yard, call, search_id)
 
 
-def _streaming(yard: Yard, call: CallRequest) -> StreamingResponse:
+def _streaming(yard: Yard, call: CallRequest, search_id: str | None = None) -> StreamingResponse:
     async def events() -> AsyncIterator[bytes]:
         async for item in yard.executor.stream(call):
             if isinstance(item, Result):
+                _learn(yard, search_id, call.context.subject if call.context else None, item, call)
                 yield b"event: result\ndata: " + _encode(item.to_dict()) + b"\n\n"
             else:
                 yield b"event: progress\ndata: " + _encode(item.to_dict()) + b"\n\n"
@@ -175,7 +188,7 @@ def _streaming(yard: Yard, call: CallRequest) -> StreamingResponse:
 
 async def _read_call(
     plugin_id: str, request: Request, principal: Principal, operation: str | None
-) -> CallRequest:
+) -> tuple[CallRequest, str | None]:
     body = members.read(await read_json(request, empty={}), _MEMBERS)
     key = request.headers.get("idempotency-key")
     # Checked before a stream starts: once it has, the answer is 200 whatever the call says.
@@ -189,7 +202,7 @@ async def _read_call(
         idempotency_key=key,
         debug=body.get("debug", False),
     )
-    return CallRequest(
+    call = CallRequest(
         plugin_id,
         body.get("operation") or operation,
         body.get("parameters", {}),
@@ -197,3 +210,4 @@ async def _read_call(
         body.get("timeout_ms"),
         approval_receipt=body.get("approval_receipt"),
     )
+    return call, body.get("search_id")

@@ -66,8 +66,9 @@ async def search(
 ) -> Response:
     yard: Yard = request.app.state.yard
     filters = _filters(yard, principal, family, capability, include_unavailable, floor)
-    matches = await run_in_threadpool(yard.search, q, k, filters)
-    return json_response({"query": q, "matches": [m.to_dict() for m in matches]})
+    found = await run_in_threadpool(lambda: yard.search(q, k, filters, subject=principal.subject))
+    reply = {"query": q, "search_id": found.search_id, "matches": [m.to_dict() for m in found]}
+    return json_response(reply)
 
 
 @router.get(

@@ -43,7 +43,16 @@ class ExpressionCheck(TypedDict):
     error: str | None
 
 
-@json_query.operation(name="Query JSON", inline=True)
+@json_query.operation(
+    name="Query JSON",
+    inline=True,
+    examples=(
+        "get the names of everyone older than 30 from this JSON",
+        "filter this list of orders to the ones over 100 dollars",
+        "count how many items are in this API response",
+        "which product in this JSON is the cheapest",
+    ),
+)
 def query(data: Any, expression: str) -> QueryResult:
     """Evaluates a JMESPath expression against a JSON document.
 
@@ -62,7 +71,15 @@ def query(data: Any, expression: str) -> QueryResult:
     return {"result": result, "found": result is not None}
 
 
-@json_query.operation(name="Check a JMESPath expression", inline=True)
+@json_query.operation(
+    name="Check a JMESPath expression",
+    inline=True,
+    examples=(
+        "is people[?age > `30`].name a valid JMESPath expression",
+        "check my JMESPath query before I run it",
+        "why does this JMESPath expression fail",
+    ),
+)
 def check_expression(expression: str) -> ExpressionCheck:
     """Tells whether a JMESPath expression is well-formed, and why not.
 

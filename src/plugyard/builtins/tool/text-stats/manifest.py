@@ -12,4 +12,12 @@ PLUGIN_MANIFEST = {
     ),
     "module": "plugin:TextStatsPlugin",
     "capabilities": [],
+    "x-plugyard": {
+        "examples": [
+            "how many words are in this essay",
+            "how long would it take to read this article aloud",
+            "what are the most frequent words in this text",
+            "is this paragraph under 150 words",
+        ]
+    },
 }
