@@ -57,3 +57,26 @@ def test_a_bulk_call_on_several_cores_gives_the_same_vectors(tmp_path: Path) -> 
     parallel = MiniLMEmbedder(cache_dir=tmp_path, batch_size=2, workers=2).embed(texts)
     np.testing.assert_array_equal(serial, parallel)
     assert 1 <= idle_cores() <= (os.cpu_count() or 1)
+
+
+def test_the_setting_picks_the_precision_and_int8_stays_close_on_catalog_texts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from plugyard.discovery.choose import embedder_from_spec
+
+    monkeypatch.setenv("PLUGYARD_CACHE_DIR", str(tmp_path))
+    fp32 = embedder_from_spec("minilm:fp32")
+    assert ":fp32:" in fp32.identity and not list(tmp_path.iterdir())
+    default, int8 = embedder_from_spec(None), embedder_from_spec("minilm:int8")
+    assert ":int8:" in default.identity and int8.identity == default.identity
+    # The int8 graph is derived once, in the cache folder the setting names.
+    assert len(list(tmp_path.glob("minilm-*-int8.onnx"))) == 1
+    # Index builds embed long parameter lists, where rounding error could add up.
+    long = (
+        "Field: Finance/Invoicing. Parameters: customer_id (str, required): the customer "
+        "to bill; amount (float, required): total in the account currency; due_date "
+        "(str, optional): ISO date the invoice is due, e.g. 2024-05-01. " * 4
+    )
+    texts = [*TEXTS, long, "sendInvoice", "Create and send an invoice to a customer"]
+    cosines = np.sum(fp32.embed(texts) * int8.embed(texts), axis=1)
+    assert float(cosines.min()) >= 0.98
