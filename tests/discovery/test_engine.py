@@ -246,3 +246,17 @@ def test_decomposed_parts_follow_the_whole_query_and_its_view() -> None:
     hits = ix.search(query, k=2, decompose=True)
     assert {m.doc_id for m in hits} == {"recipes", "flights"}
     assert emb.calls == [[query, *decompose(query)], ["find recipe pasta also search flights Rome"]]
+
+
+def test_memory_lifts_short_requests_but_not_long_messages() -> None:
+    index = HybridIndex(HashingEmbedder(dim=256))
+    index.upsert(
+        [
+            Document("weather", name="Weather", description="Forecasts and temperatures."),
+            Document("tides", name="Tides", description="Tide tables for harbours."),
+        ]
+    )
+    index.lift = lambda _vector: {"tides": 50.0}
+    assert index.search("forecast for tomorrow", k=1)[0].doc_id == "tides"
+    long_message = " ".join(f"forecast temperature city{n}" for n in range(12))
+    assert index.search(long_message, k=1)[0].doc_id == "weather"

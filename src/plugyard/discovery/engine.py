@@ -260,7 +260,9 @@ class HybridIndex:
             return []
         queries = [query] + (fusion.decompose(query) if decompose else [])
         qvs = self._embed_queries(queries)
-        lift = self.lift(qvs[0]) if self.lift is not None else {}
+        lift: Mapping[str, float] = {}
+        if self.lift is not None and self.policy.remembers(content_word_count(query)):
+            lift = self.lift(qvs[0])
         lifted = np.asarray([self._rows[d] for d in lift if d in self._rows], dtype=np.int64)
         rows: NDArray[np.int64] | None = None
         pool = self._dense_pool(qvs, scope)

@@ -27,8 +27,9 @@ import numpy as np
 
 from plugyard.discovery import catalog
 from plugyard.discovery.embedders import Embedder, Vectors, l2_normalise
+from plugyard.discovery.fusion import MEMORY_WEIGHT
 from plugyard.discovery.lexical import content_words
-from plugyard.discovery.memory import MEMORY_WEIGHT, MemoryChannel, Recall
+from plugyard.discovery.memory import MemoryChannel, Recall
 from plugyard.discovery.remembered import (
     MemoryRememberedRepository,
     Remembered,

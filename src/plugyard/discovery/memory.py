@@ -27,10 +27,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from plugyard.discovery.embedders import Vectors
+from plugyard.discovery.fusion import MEMORY_WEIGHT
 from plugyard.discovery.vectors import HnswIndex, VectorRows, top_k
 
-#: The channel's weight in the fused score: ``score + MEMORY_WEIGHT * max(z, 0)``.
-MEMORY_WEIGHT = 0.5
 TOP = 3
 PREFILTER = 128
 ANN_THRESHOLD = 20_000
