@@ -208,12 +208,11 @@ def test_identical_posts_count_once_and_a_subject_is_capped_per_tool() -> None:
     assert svc.feedback(found.search_id, "fitness", "run", subject="ana").recorded
 
 
-def test_a_huge_query_is_cut_and_remembered_cut() -> None:
+def test_a_huge_query_is_searched_but_teaches_nothing() -> None:
     svc = wide_service()
     found = svc.search("snow " * 200_000, subject="ana")  # 1 MB
-    assert svc.feedback(found.search_id, "fitness", "run", subject="ana").recorded
-    (row,) = svc.learning.remembered("fitness")
-    assert len(row.query) <= 1000
+    assert svc.feedback(found.search_id, "fitness", "run", subject="ana").reason == "too_long"
+    assert svc.learning.remembered("fitness") == []
 
 
 def test_learning_off_records_nothing() -> None:
@@ -325,3 +324,11 @@ def test_colluding_subjects_move_a_tool_only_within_their_caps() -> None:
             found = svc.search(f"tell me about topic {i}", subject=who)
             svc.feedback(found.search_id, "jokes", "run", subject=who)
     assert len(svc.learning.remembered("jokes")) == 4 * 2
+
+
+def test_a_long_compound_request_teaches_no_tool() -> None:
+    from plugyard.discovery.learning import _single
+
+    assert _single("convert five kilometres to miles")
+    compound = " ".join(f"then convert distance{n} and check weather{n} please" for n in range(6))
+    assert not _single(compound)
