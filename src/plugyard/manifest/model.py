@@ -27,7 +27,7 @@ OperationKind = Literal["call", "action"]
 #: Names this model's validation: the digest of its JSON schema (a test holds it to the
 #: schema; change it too when a validator changes what the model accepts). A stored
 #: descriptor written under this stamp was validated by this model when it was written.
-DESCRIPTOR_STAMP = "967eca204d68d6a4"
+DESCRIPTOR_STAMP = "1f5a7329959cb8f9"
 
 #: The placement capability that puts a plugin under every capability section.
 ALL_CAPABILITIES = "ALL"
