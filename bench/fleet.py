@@ -42,8 +42,10 @@ from typing import Any
 import numpy as np
 from sqlalchemy import text
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _replicas import EffectServer, Replica, registration, replicas
+# The replicas and the effect-counting plugin server are the fleet test's own helpers,
+# so the benchmark starts a fleet exactly as the test does.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.cli.fleet import EffectServer, Replica, registration, replicas
 
 from plugyard.discovery.candidates import Scope
 from plugyard.discovery.documents import Document

@@ -1,5 +1,5 @@
-"""Helpers of the fleet test: ``plugyard serve`` replicas on one PostgreSQL database, and
-an HTTP plugin server in this process that counts the effects it performed."""
+"""Helpers of the fleet test (and of bench/fleet.py): ``plugyard serve`` replicas on one
+PostgreSQL database, and an HTTP plugin server in this process that counts its effects."""
 
 from __future__ import annotations
 
