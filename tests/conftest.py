@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import URL
 
 _SESSION_HOME = Path(tempfile.mkdtemp(prefix="plugyard-test-home-"))
 
@@ -29,6 +30,27 @@ def _data_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
     home = tmp_path_factory.mktemp("data-home")
     monkeypatch.setenv("PLUGYARD_HOME", str(home / "plugyard"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "xdg"))
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[URL]:
+    """A database of the session's own on the PostgreSQL server of the store tests
+    (``PLUGYARD_TEST_POSTGRES_URL``, loopback by default), dropped at the end; each user
+    empties it first. An unreachable server fails the test on CI and skips it elsewhere."""
+    from plugyard.store import testing
+
+    server = testing.server_url()
+    reason = testing.unreachable(server)
+    if reason is not None:
+        if testing.on_ci():
+            pytest.fail(
+                f"{reason}. CI runs the PostgreSQL suites: scripts/services.sh starts the "
+                f"server, or set {testing.SERVER_URL_ENV}.",
+                pytrace=False,
+            )
+        pytest.skip(reason)
+    with testing.temporary_database(server) as database:
+        yield database
 
 
 @pytest.fixture(scope="session")

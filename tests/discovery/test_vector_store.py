@@ -23,18 +23,6 @@ from plugyard.store.schema import vectors as table
 from plugyard.store.store import Store
 
 
-@pytest.fixture(scope="module")
-def postgres_database() -> Iterator[URL]:
-    server = testing.server_url()
-    reason = testing.unreachable(server)
-    if reason is not None:
-        if testing.on_ci():
-            pytest.fail(f"{reason}. CI needs PostgreSQL: scripts/services.sh.", pytrace=False)
-        pytest.skip(reason)
-    with testing.temporary_database(server) as database:
-        yield database
-
-
 @pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def repo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorRepository]:
     if request.param == "memory":

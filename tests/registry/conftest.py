@@ -20,20 +20,6 @@ from plugyard.store import testing
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
-@pytest.fixture(scope="session")
-def postgres_database() -> Iterator[URL]:
-    server = testing.server_url()
-    reason = testing.unreachable(server)
-    if reason is not None:
-        if testing.on_ci():
-            pytest.fail(
-                f"{reason}. CI needs PostgreSQL: scripts/services.sh starts it.", pytrace=False
-            )
-        pytest.skip(reason)
-    with testing.temporary_database(server) as database:
-        yield database
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":

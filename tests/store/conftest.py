@@ -19,22 +19,6 @@ from plugyard.store.store import Store
 BACKENDS = ["sqlite", "postgresql"]
 
 
-@pytest.fixture(scope="session")
-def postgres_database() -> Iterator[URL]:
-    server = testing.server_url()
-    reason = testing.unreachable(server)
-    if reason is not None:
-        if testing.on_ci():
-            pytest.fail(
-                f"{reason}. CI runs the store suite on PostgreSQL: scripts/services.sh "
-                f"starts the server, or set {testing.SERVER_URL_ENV}.",
-                pytrace=False,
-            )
-        pytest.skip(reason)
-    with testing.temporary_database(server) as database:
-        yield database
-
-
 def backend_url(request: pytest.FixtureRequest, backend: str, tmp_path: Path) -> Iterator[str]:
     if backend == "sqlite":
         yield str(tmp_path / "db" / "plugyard.db")
