@@ -229,9 +229,15 @@ class HybridIndex:
             self._ann = HnswIndex(self.embedder.dim)
             self._ann.upsert(list(range(len(self))), self._vectors.matrix)
 
-    def _channels(self, query: str, qv: Vectors, rows: NDArray[np.int64] | None) -> _Channels:
-        """The z-scored channels over `rows` or every row, and the raw dense scores."""
-        fielded, whole = self._lexical.both_scores(query)
+    def _channels(
+        self,
+        lexical: tuple[NDArray[np.float32], NDArray[np.float32]],
+        qv: Vectors,
+        rows: NDArray[np.int64] | None,
+    ) -> _Channels:
+        """The z-scored channels over `rows` or every row, and the raw dense scores;
+        `lexical` is the query's (fielded, whole-text) BM25 over every row."""
+        fielded, whole = lexical
         lex_z = fusion.zscore(fielded, float(fielded.mean()), float(fielded.std()))
         whole_z = fusion.zscore(whole, float(whole.mean()), float(whole.std()))
         mean, std = self._vectors.score_stats(qv)
@@ -265,12 +271,14 @@ class HybridIndex:
             lift = self.lift(qvs[0])
         lifted = np.asarray([self._rows[d] for d in lift if d in self._rows], dtype=np.int64)
         rows: NDArray[np.int64] | None = None
+        # BM25 scores every row once per query: the candidate pool and the channels share it.
+        bm25 = [self._lexical.both_scores(q) for q in queries]
         pool = self._dense_pool(qvs, scope)
         if pool is not None:
-            for q in queries:
-                pool += [top_k(s, self.candidates) for s in self._lexical.both_scores(q)]
+            for scores in bm25:
+                pool += [top_k(s, self.candidates) for s in scores]
             rows = np.unique(np.concatenate([*pool, lifted]))
-        channels = [self._channels(q, qv, rows) for q, qv in zip(queries, qvs, strict=True)]
+        channels = [self._channels(lx, qv, rows) for lx, qv in zip(bm25, qvs, strict=True)]
         fused = [
             self.policy.blend_for(content_word_count(q)).fuse(c.dense, c.lexical, c.whole)
             for q, c in zip(queries, channels, strict=True)
