@@ -83,3 +83,24 @@ def test_only_admins_read_and_purge_a_plugins_memory(
     purged = client.delete("/api/v1/plugins/calculator/memory", headers=_h(admin_key))
     assert purged.json() == {"plugin_id": "calculator", "purged": 1}
     assert yard.discovery.learning.remembered("calculator") == []
+
+
+def test_feedback_is_the_keys_subjects_and_never_the_bodys(
+    client: TestClient, admin_key: str, reader_key: str
+) -> None:
+    # Another subject's search id is unknown to this key.
+    admins = _search(client, admin_key)
+    reply = client.post(
+        f"/api/v1/search/{admins}/feedback", json={"plugin": "calculator"},
+        headers=_h(reader_key),
+    )  # fmt: skip
+    assert (reply.status_code, _code(reply)) == (404, "unknown_search")
+    # A subject named in the body changes nothing: the record is the key's subject's.
+    mine = _search(client, reader_key)
+    client.post(
+        f"/api/v1/search/{mine}/feedback",
+        json={"plugin": "calculator", "subject": "admin"},
+        headers=_h(reader_key),
+    )
+    shown = client.get("/api/v1/plugins/calculator/memory", headers=_h(admin_key)).json()
+    assert [row["subject"] for row in shown["remembered"]] == ["reader"]
