@@ -15,7 +15,7 @@ from plugyard.kb.ocr import ScriptedOcrEngine, TesseractEngine
 from plugyard.kb.service import KnowledgeBase
 from plugyard.store.kb import MemoryKbRepository, SqlKbRepository
 from plugyard.store.store import Store
-from store.conftest import backend_url, postgres_database  # noqa: F401
+from store.conftest import backend_url
 
 EMBEDDER = HashingEmbedder(dim=128)
 

@@ -14,7 +14,7 @@ from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
 from plugyard.reasoning.units import Unit
 from plugyard.runtimes.base import ErrorInfo
 from plugyard.store.store import Store
-from store.conftest import BACKENDS, backend_url, postgres_database  # noqa: F401
+from store.conftest import BACKENDS, backend_url
 
 
 @pytest.fixture(params=BACKENDS)
