@@ -1,0 +1,46 @@
+"""Every bundled operation comes with 3 to 5 example requests, so discovery's memory
+knows each one by how users ask for it, not by its description alone (docs/manifest.md)."""
+
+from __future__ import annotations
+
+import pytest
+from bundled_plugins import RUNTIME, bundled, plugin_target
+
+from plugyard.manifest.model import PluginDescriptor
+
+IDS = sorted(bundled())
+FEWEST, MOST = 3, 5
+#: Memory leaves out a longer example as a message asking for several things.
+MOST_WORDS = 25
+
+
+def described(plugin_id: str) -> PluginDescriptor:
+    target = plugin_target(plugin_id)
+    return RUNTIME.describe(target) or target.descriptor
+
+
+@pytest.mark.parametrize("plugin_id", IDS)
+def test_every_bundled_operation_has_three_to_five_examples(plugin_id: str) -> None:
+    descriptor = described(plugin_id)
+    for op in descriptor.operations:
+        # A dialect that lists no operations (OLO, MRP-VM, Shu) gives its examples to the
+        # plugin; an operation without its own is asked for by its plugin's.
+        examples = op.examples or descriptor.examples
+        assert FEWEST <= len(examples) <= MOST, (op.id, len(examples))
+
+
+@pytest.mark.parametrize("plugin_id", IDS)
+def test_no_bundled_example_list_exceeds_five(plugin_id: str) -> None:
+    descriptor = described(plugin_id)
+    lists = [descriptor.examples, *(op.examples for op in descriptor.operations)]
+    assert all(len(examples) <= MOST for examples in lists)
+
+
+@pytest.mark.parametrize("plugin_id", IDS)
+def test_a_bundled_example_is_one_distinct_request_memory_keeps(plugin_id: str) -> None:
+    descriptor = described(plugin_id)
+    texts = [*descriptor.examples, *(t for op in descriptor.operations for t in op.examples)]
+    assert len(set(texts)) == len(texts)
+    for text in texts:
+        assert len(text.split()) <= MOST_WORDS, text
+        assert text.strip().lower() not in descriptor.description.lower(), text
