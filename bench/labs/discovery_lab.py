@@ -101,6 +101,10 @@ class QuerySet:
     words: NDArray[np.int64]  # content words of each query
     channels: dict[str, Matrix] = field(default_factory=dict)
     qvecs: Matrix | None = None
+    texts: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    docs: Matrix | None = None  # the engine's document vectors
+    qview: Matrix | None = None  # queries as the engine and memory embed them
 
 
 def z_rows(scores: Matrix) -> Matrix:
@@ -149,6 +153,10 @@ def load(data: Path, embed: CachedEmbedder) -> QuerySet:
         half=np.array([half_of(t) for t in texts]),
         multi=np.array([i >= len(single) for i in range(len(items))]),
         qvecs=qv,
+        texts=texts,
+        tools=[d.doc_id for d in docs],
+        docs=doc_fields,
+        qview=q_with_view,
     )
     qs.channels["dense_fields"] = z_rows(q_with_view @ doc_fields.T)
     qs.channels["dense_one"] = z_rows(q_with_view @ doc_one.T)
@@ -297,9 +305,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--without", action="append", default=[], choices=CHANNELS, help="leave a channel out"
     )
+    parser.add_argument("--memory", action="store_true", help="the memory trial only")
     args = parser.parse_args(argv)
     embed = CachedEmbedder(Path(args.cache))
     sets = [load(Path(d), embed) for d in args.data]
+    if args.memory:
+        memory_main(sets, embed)
+        return
     names = [qs.name for qs in sets]
     head = ["channels, weights"]
     head += [f"{h} {n} {m}" for h in ("tune", "report") for n in names for m in ("R@5", "COMP@5")]
@@ -420,6 +432,147 @@ def main(argv: list[str] | None = None) -> None:
                 chosen[mw] = chosen.get(mw, 0.0) + objective(evaluate(sets, make, 0))
     weight = max(chosen, key=lambda w: chosen[w])
     print(f"\nmemory weight (z clipped at 0) best on the tuning half, both logs: {weight}")
+
+
+# ---------------------------------------------------------------------------------------
+# The product's memory channel on the benchmark's split (``--memory``): the half of each
+# set that bench/discovery_split.py puts in FEED teaches, the other half is evaluated, and
+# remembered requests go through plugyard.discovery.memory.MemoryChannel itself.
+
+
+@dataclass(frozen=True)
+class MemoryRule:
+    label: str
+    bound: bool = True  # requests over fusion.LONG_QUERY content words are not remembered
+    align: bool = False  # a request is remembered as its part (or whole) nearest the tool
+    parts: bool = False  # a query's parts ask memory too; a tool keeps its best lift
+    residual: bool = True  # the channel is given the query's cosine with each tool
+
+
+def request_vectors(texts: Sequence[str], embed: CachedEmbedder) -> Matrix:
+    """As learning.Learning.embed: the text plus its content-word view, normalised."""
+    if not texts:
+        return np.zeros((0, 384), np.float32)
+    vectors = embed(list(texts)).copy()
+    views = [content_words(t) for t in texts]
+    which = [i for i, v in enumerate(views) if v]
+    if which:
+        vectors[which] += embed([views[i] for i in which])
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def fed(qs: QuerySet) -> NDArray[np.bool_]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from discovery_split import taught
+
+    return np.array([taught(t, 0.5) for t in qs.texts])
+
+
+def remembered(qs: QuerySet, per_tool: int | None) -> list[tuple[str, int]]:
+    """(request, tool) pairs of FEED in file order, first ``per_tool`` per tool."""
+    feed = fed(qs)
+    order = [i for i in range(len(qs.texts)) if feed[i] and not qs.multi[i]]
+    order += [i for i in range(len(qs.texts)) if feed[i] and qs.multi[i]]
+    out: list[tuple[str, int]] = []
+    count: dict[int, list[str]] = {}
+    for i in order:
+        for tool in sorted(qs.relevant[i]):
+            mine = count.setdefault(tool, [])
+            if per_tool is None or (len(mine) < per_tool and qs.texts[i] not in mine):
+                mine.append(qs.texts[i])
+                out.append((qs.texts[i], tool))
+    return out
+
+
+def memory_lifts(
+    qs: QuerySet, embed: CachedEmbedder, rule: MemoryRule, per_tool: int | None
+) -> Matrix:
+    from plugyard.discovery.memory import MemoryChannel
+
+    assert qs.docs is not None and qs.qview is not None
+    pairs = remembered(qs, per_tool)
+    if rule.bound:
+        pairs = [(t, tool) for t, tool in pairs if content_word_count(t) <= fusion.LONG_QUERY]
+    texts = [t for t, _ in pairs]
+    vectors = request_vectors(texts, embed)
+    if rule.align:
+        split = {j: fusion.decompose(t) for j, (t, _) in enumerate(pairs)}
+        flat_parts = sorted({p for ps in split.values() for p in ps})
+        part_v = dict(zip(flat_parts, request_vectors(flat_parts, embed), strict=True))
+        for j, (_, tool) in enumerate(pairs):
+            if split[j]:
+                pv = np.vstack([vectors[j][None, :], *[part_v[p][None, :] for p in split[j]]])
+                vectors[j] = pv[int(np.argmax(pv @ qs.docs[tool]))]
+    channel = MemoryChannel(384)
+    channel.add_many(list(range(len(pairs))), [str(t) for _, t in pairs], vectors)
+    out = np.zeros((len(qs.texts), len(qs.tools)), np.float32)
+    feed = fed(qs)
+    all_parts = {
+        i: fusion.decompose(qs.texts[i]) for i in range(len(qs.texts)) if rule.parts and not feed[i]
+    }
+    flat = [p for ps in all_parts.values() for p in ps]
+    flat_v = dict(zip(flat, request_vectors(flat, embed), strict=True)) if flat else {}
+    for i in range(len(qs.texts)):
+        if feed[i]:
+            continue
+        queries = [qs.qview[i]]
+        if rule.parts:
+            queries += [flat_v[p] for p in all_parts[i]]
+        elif rule.bound and qs.words[i] > fusion.LONG_QUERY:
+            continue
+        dense = qs.qview[i] @ qs.docs.T
+
+        def cosine(tools: Sequence[str], dense: Matrix = dense) -> Matrix:
+            return dense[[int(t) for t in tools]]
+
+        for qv in queries:
+            for tool, r in channel.recall(qv, cosine if rule.residual else None).items():
+                out[i, int(tool)] = max(out[i, int(tool)], r.lift)
+    return out
+
+
+def memory_main(sets: list[QuerySet], embed: CachedEmbedder) -> None:
+    rules = [
+        MemoryRule("raw memory z (before)", residual=False),
+        MemoryRule("residual over the tool's own cosine (product)"),
+        MemoryRule("residual, no length bound", bound=False),
+        MemoryRule("residual, query parts also ask", parts=True),
+        MemoryRule("residual, compound requests aligned to a part", bound=False, align=True),
+    ]
+    head = "| memory | per tool | set | R@1 | R@5 | COMP@5 multi | R@5 multi |"
+    print("\n" + head + "\n" + "|---" * 7 + "|")
+
+    def shipped(qs: QuerySet) -> Matrix:
+        policy = fusion.DEFAULT
+        short, long = (
+            {"dense_fields": b.dense, "bm25_fields": b.keywords, "bm25_one": b.keywords_whole}
+            for b in (policy.short, policy.long)
+        )
+        pick = (qs.words > policy.long_query)[:, None]
+        return np.where(pick, blend(qs, long), blend(qs, short))
+
+    for qs in sets:
+        held = ~fed(qs)
+        cold = shipped(qs)
+
+        def report(
+            label: str, per: str, scores: Matrix, qs: QuerySet = qs, held: Matrix = held
+        ) -> None:
+            top1 = np.argmax(scores, axis=1)
+            r1 = np.array([float(t in r) for t, r in zip(top1, qs.relevant, strict=True)])
+            r5, comp = hits(scores, qs)
+            s, m = held & ~qs.multi, held & qs.multi
+            print(
+                f"| {label} | {per} | {qs.name} | {r1[s].mean():.3f} | {r5[s].mean():.3f} "
+                f"| {comp[m].mean():.3f} | {r5[m].mean():.3f} |",
+                flush=True,
+            )
+
+        report("cold", "-", cold)
+        for per_tool in (3, None):
+            for rule in rules:
+                lifts = memory_lifts(qs, embed, rule, per_tool)
+                report(rule.label, str(per_tool or "all"), cold + lifts)
 
 
 if __name__ == "__main__":

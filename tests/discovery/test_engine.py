@@ -256,7 +256,7 @@ def test_memory_lifts_short_requests_but_not_long_messages() -> None:
             Document("tides", name="Tides", description="Tide tables for harbours."),
         ]
     )
-    index.lift = lambda _vector: {"tides": 50.0}
+    index.lift = lambda _vector, _cosine: {"tides": 50.0}
     assert index.search("forecast for tomorrow", k=1)[0].doc_id == "tides"
     long_message = " ".join(f"forecast temperature city{n}" for n in range(12))
     assert index.search(long_message, k=1)[0].doc_id == "weather"

@@ -17,7 +17,7 @@ place of the in-process graph, with the search's scope applied where it searches
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +29,7 @@ from plugyard.discovery.documents import FIELDS, Document
 from plugyard.discovery.embedders import Embedder, Vectors, floor_of
 from plugyard.discovery.fusion import Scores
 from plugyard.discovery.lexical import FieldedBM25, content_word_count, content_words
+from plugyard.discovery.memory import Cosines
 from plugyard.discovery.vectors import HnswIndex, VectorRows, top_k
 
 
@@ -85,8 +86,9 @@ class HybridIndex:
         self._ann: HnswIndex | None = None
         self._source = dense_source
         #: Extra score per doc_id for a query vector, added to the fused score (the
-        #: memory channel, memory.py); its entries join the candidate pool.
-        self.lift: Callable[[Vectors], Mapping[str, float]] | None = None
+        #: memory channel, memory.py); its entries join the candidate pool. It is given
+        #: the query's dense cosine with any documents it names.
+        self.lift: Callable[[Vectors, Cosines], Mapping[str, float]] | None = None
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -268,7 +270,7 @@ class HybridIndex:
         qvs = self._embed_queries(queries)
         lift: Mapping[str, float] = {}
         if self.lift is not None and self.policy.remembers(content_word_count(query)):
-            lift = self.lift(qvs[0])
+            lift = self.lift(qvs[0], self._cosines(qvs[0]))
         lifted = np.asarray([self._rows[d] for d in lift if d in self._rows], dtype=np.int64)
         rows: NDArray[np.int64] | None = None
         # BM25 scores every row once per query: the candidate pool and the channels share it.
@@ -308,6 +310,17 @@ class HybridIndex:
                 )
             )
         return out
+
+    def _cosines(self, qv: Vectors) -> Cosines:
+        def cosine(doc_ids: Sequence[str]) -> NDArray[np.float32]:
+            rows = np.asarray([self._rows.get(d, -1) for d in doc_ids], dtype=np.int64)
+            out = np.full(len(rows), np.nan, dtype=np.float32)
+            held = rows >= 0
+            if held.any():
+                out[held] = np.einsum("ij,j->i", self._vectors.matrix[rows[held]], qv)
+            return out
+
+        return cosine
 
     def _dense_pool(self, qvs: Vectors, scope: Scope) -> list[NDArray[np.int64]] | None:
         """Rows of the dense candidates per query vector; ``None``: score every row."""

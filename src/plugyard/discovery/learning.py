@@ -30,7 +30,7 @@ from plugyard.discovery.embedders import Embedder, Vectors, l2_normalise
 from plugyard.discovery.fusion import DEFAULT as FUSION
 from plugyard.discovery.fusion import MEMORY_WEIGHT
 from plugyard.discovery.lexical import content_word_count, content_words
-from plugyard.discovery.memory import MemoryChannel, Recall
+from plugyard.discovery.memory import Cosines, MemoryChannel, Recall
 from plugyard.discovery.remembered import (
     MemoryRememberedRepository,
     Remembered,
@@ -286,12 +286,13 @@ class Learning:
 
     # search -------------------------------------------------------------------------
 
-    def lift(self, query: Vectors) -> Mapping[str, float]:
-        """The engine's hook: extra score per tool for a query vector. What it found
-        is kept in :attr:`last` for the matches' ``why`` (the service holds its lock
-        from this call until it reads it)."""
+    def lift(self, query: Vectors, cosine: Cosines | None = None) -> Mapping[str, float]:
+        """The engine's hook: extra score per tool for a query vector (``cosine``: the
+        query's dense cosine with a tool's document). What it found is kept in
+        :attr:`last` for the matches' ``why`` (the service holds its lock from this call
+        until it reads it)."""
         with self._lock:
-            self.last = self.channel.recall(query)
+            self.last = self.channel.recall(query, cosine)
         return {tool: r.lift for tool, r in self.last.items()}
 
     def note_search(self, subject: str | None, query: str) -> str:

@@ -4,23 +4,30 @@ Every index entry (a plugin, or one of its operations) may hold remembered reque
 the ``examples`` its manifest lists and the requests callers accepted it for
 (learning.py). A tool's memory score for a query is the mean of the top
 :data:`TOP` cosines between the query and its remembered requests — the mean, not
-the best, so one odd request does not carry a tool. Scores are z-scored over the
-tools that have memory and only the positive part is kept: memory lifts a tool whose
-requests resemble the query and never sinks one, and a tool with no memory stays
-neutral (z = 0), so a catalog where few plugins have examples ranks as before.
+the best, so one odd request does not carry a tool.
+
+What memory adds is what the tool's own text does not already say. Requests resemble
+the text of the tool that answered them, so a raw memory score mostly repeats the
+dense channel: on a catalog of near-twin tools (Seal-Tools: one field, many similar
+functions) it lifted whichever twin happened to have memory over the right one without.
+So, per query, the memory scores of the tools are regressed on the query's dense cosine
+with each tool's document (the ``cosine`` the engine passes), and the residual is what
+is standardised: a tool lifts when its requests resemble the query *more than its
+description does*, relative to the other tools with memory. Only the positive part is
+kept: memory lifts a tool and never sinks one, and a tool with no memory stays neutral.
 
 A tool whose best requests are not even :data:`MIN_SIMILARITY` alike gets no lift
 whatever its z: with few tools in memory, z alone would crown the least unlike.
 
-Speed: the query meets only its :data:`PREFILTER` nearest remembered requests (a full
-product below :data:`ANN_THRESHOLD` rows, HNSW above); tools among their owners are
-scored exactly from all their rows, every other tool with memory is bounded by the
-farthest of those neighbours, which is all the z statistics need.
+Speed: up to :data:`ANN_THRESHOLD` remembered requests every tool with memory is scored
+exactly (one product with all rows and a grouped top-3). Above, the query meets only its
+:data:`PREFILTER` nearest requests (HNSW); the tools among their owners are scored
+exactly from all their rows and standardised among themselves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +35,7 @@ from numpy.typing import NDArray
 
 from plugyard.discovery.embedders import Vectors
 from plugyard.discovery.fusion import MEMORY_WEIGHT
-from plugyard.discovery.vectors import HnswIndex, VectorRows, top_k
+from plugyard.discovery.vectors import HnswIndex, VectorRows
 
 TOP = 3
 PREFILTER = 128
@@ -39,6 +46,10 @@ SIMILAR = 0.5
 #: Below this many tools with memory there is nothing to standardise against, and the
 #: channel stays silent: a lone tool's examples cannot say how unusual a match is.
 MIN_TOOLS = 5
+
+#: The query's dense cosine with each named tool's document; NaN for a tool the index
+#: does not hold.
+Cosines = Callable[[Sequence[str]], NDArray[np.float32]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +71,10 @@ class MemoryChannel:
         self._owners: list[str] = []
         self._row: dict[Hashable, int] = {}
         self._tool_rows: dict[str, set[int]] = {}
+        # Each row's tool as a small integer, for the grouped top-3 of the exact path.
+        self._tool_id: dict[str, int] = {}
+        self._tool_names: list[str] = []
+        self._gid = np.zeros(1024, dtype=np.int64)
         self._ann: HnswIndex | None = None
 
     def __len__(self) -> int:
@@ -94,6 +109,7 @@ class MemoryChannel:
             self._owners.append(tool)
             self._row[key] = row
             self._tool_rows.setdefault(tool, set()).add(row)
+            self._set_gid(row, tool)
             self._vectors.set_row(row, np.asarray(vector, dtype=np.float32))
         if self._ann is not None:
             rows = list(range(first, len(self._keys)))
@@ -101,6 +117,15 @@ class MemoryChannel:
         elif len(self._keys) > ANN_THRESHOLD:
             self._ann = HnswIndex(self.dim)
             self._ann.upsert(list(range(len(self._keys))), self._vectors.matrix)
+
+    def _set_gid(self, row: int, tool: str) -> None:
+        gid = self._tool_id.get(tool)
+        if gid is None:
+            gid = self._tool_id[tool] = len(self._tool_names)
+            self._tool_names.append(tool)
+        if row >= len(self._gid):
+            self._gid = np.concatenate([self._gid, np.zeros(len(self._gid), np.int64)])
+        self._gid[row] = gid
 
     def remove(self, keys: Iterable[Hashable]) -> int:
         removed = 0
@@ -118,6 +143,7 @@ class MemoryChannel:
             if row != last:
                 moved_key, moved_tool = self._keys[last], self._owners[last]
                 self._keys[row], self._owners[row] = moved_key, moved_tool
+                self._gid[row] = self._gid[last]
                 self._row[moved_key] = row
                 self._tool_rows[moved_tool].discard(last)
                 self._tool_rows[moved_tool].add(row)
@@ -140,59 +166,79 @@ class MemoryChannel:
 
     # reads --------------------------------------------------------------------------
 
-    def recall(self, query: Vectors) -> dict[str, Recall]:
-        """The tools memory lifts for ``query`` (a normalised vector), by tool."""
-        n = len(self._keys)
-        if n == 0 or self.weight <= 0:
+    def recall(self, query: Vectors, cosine: Cosines | None = None) -> dict[str, Recall]:
+        """The tools memory lifts for ``query`` (a normalised vector), by tool.
+
+        Without ``cosine`` the raw memory scores are standardised (no residual)."""
+        if not self._keys or self.weight <= 0 or len(self._tool_rows) < MIN_TOOLS:
             return {}
-        matrix = self._vectors.matrix
-        if self._ann is not None:
-            near = self._ann.search(query, PREFILTER)
-            near_cos = np.einsum("ij,j->i", matrix[near], query)
+        if self._ann is None:
+            tools, scores, similar = self._exact(query)
         else:
-            every = np.einsum("ij,j->i", matrix, query)  # see VectorRows.scores
-            near = top_k(every, PREFILTER)
-            near_cos = every[near]
-        bound = float(near_cos.min()) if len(near) < n else -1.0
-        tools = list(dict.fromkeys(self._owners[int(r)] for r in near))
-        similar = dict.fromkeys(tools, 0)
-        for r, c in zip(near, near_cos, strict=True):
-            if c >= SIMILAR:
-                similar[self._owners[int(r)]] += 1
-        total = len(self._tool_rows)
-        if total < MIN_TOOLS:
-            return {}
-        scores = self._top_means(tools, query)
-        # Tools with memory outside the neighbourhood score at most `bound`.
-        others = total - len(tools)
-        mean = (float(scores.sum()) + others * bound) / total
-        second = (float((scores**2).sum()) + others * bound * bound) / total
-        std = max(second - mean * mean, 0.0) ** 0.5
-        if std <= 1e-9:
-            return {}
+            tools, scores, similar = self._near(query)
+        z = standardise(scores, cosine(tools) if cosine is not None else None)
         out: dict[str, Recall] = {}
-        for tool, s in zip(tools, scores, strict=True):
-            z = (float(s) - mean) / std
-            if z > 0 and s >= MIN_SIMILARITY:
-                out[tool] = Recall(self.weight * z, similar[tool])
+        for i in np.flatnonzero((z > 0) & (scores >= MIN_SIMILARITY)):
+            out[tools[i]] = Recall(self.weight * float(z[i]), int(similar[i]))
         return out
 
-    def _top_means(self, tools: list[str], query: Vectors) -> NDArray[np.float32]:
-        """Mean of each tool's TOP best cosines with ``query``, from all its rows."""
-        groups: list[int] = []
-        rows: list[int] = []
-        for g, tool in enumerate(tools):
-            mine = self._tool_rows[tool]
-            rows.extend(mine)
-            groups.extend([g] * len(mine))
+    def _exact(self, query: Vectors) -> tuple[list[str], NDArray[np.float32], NDArray[np.int64]]:
+        """Every tool with memory: the mean of its TOP best cosines with ``query``."""
+        n = len(self._keys)
         # einsum, not `@`: see VectorRows.scores (BLAS's second thread steals the core).
-        cos = np.einsum("ij,j->i", self._vectors.matrix[np.asarray(rows, dtype=np.int64)], query)
-        group = np.asarray(groups, dtype=np.int64)
-        order = np.lexsort((-cos, group))
-        sorted_group = group[order]
-        starts = np.searchsorted(sorted_group, sorted_group, side="left")
-        rank = np.arange(len(order)) - starts
-        keep = order[rank < TOP]
-        sums = np.bincount(group[keep], weights=cos[keep], minlength=len(tools))
-        counts = np.bincount(group[keep], minlength=len(tools))
-        return (sums / np.maximum(counts, 1)).astype(np.float32)
+        cos = np.einsum("ij,j->i", self._vectors.matrix, query)
+        gid = self._gid[:n]
+        width = len(self._tool_names)
+        means = _grouped_top_mean(cos, gid, width)
+        similar = np.bincount(gid[cos >= SIMILAR], minlength=width)
+        held = np.flatnonzero(np.bincount(gid, minlength=width))
+        return [self._tool_names[g] for g in held], means[held], similar[held]
+
+    def _near(self, query: Vectors) -> tuple[list[str], NDArray[np.float32], NDArray[np.int64]]:
+        """The owners of the query's PREFILTER nearest requests, scored from all their
+        rows."""
+        assert self._ann is not None
+        near = self._ann.search(query, PREFILTER)
+        tools = list(dict.fromkeys(self._owners[int(r)] for r in near))
+        rows = np.asarray([r for t in tools for r in self._tool_rows[t]], dtype=np.int64)
+        cos = np.einsum("ij,j->i", self._vectors.matrix[rows], query)
+        local = {t: i for i, t in enumerate(tools)}
+        gid = np.asarray([local[self._owners[int(r)]] for r in rows], dtype=np.int64)
+        means = _grouped_top_mean(cos, gid, len(tools))
+        similar = np.bincount(gid[cos >= SIMILAR], minlength=len(tools))
+        return tools, means, similar
+
+
+def _grouped_top_mean(
+    cos: NDArray[np.float32], gid: NDArray[np.int64], width: int
+) -> NDArray[np.float32]:
+    """Per group id, the mean of its TOP largest ``cos`` (0 for an empty group)."""
+    order = np.lexsort((-cos, gid))
+    sorted_gid = gid[order]
+    rank = np.arange(len(order)) - np.searchsorted(sorted_gid, sorted_gid, side="left")
+    keep = order[rank < TOP]
+    sums = np.bincount(gid[keep], weights=cos[keep], minlength=width)
+    counts = np.bincount(gid[keep], minlength=width)
+    return (sums / np.maximum(counts, 1)).astype(np.float32)
+
+
+def standardise(
+    scores: NDArray[np.float32], cosine: NDArray[np.float32] | None
+) -> NDArray[np.float32]:
+    """z of each tool's memory score among the tools scored, after taking out the part
+    the query's cosine with the tool's own document predicts (a least-squares line over
+    the tools whose cosine is known; the others keep their score less the mean)."""
+    resid = scores.astype(np.float64) - float(scores.mean())
+    if cosine is not None:
+        known = np.isfinite(cosine)
+        if int(known.sum()) >= MIN_TOOLS:
+            c = cosine[known].astype(np.float64)
+            s = scores[known].astype(np.float64)
+            spread = float(((c - c.mean()) ** 2).sum())
+            slope = float(((c - c.mean()) * (s - s.mean())).sum()) / spread if spread > 0 else 0.0
+            resid[known] = s - s.mean() - slope * (c - c.mean())
+    std = float(resid.std())
+    # Cosines are float32: a spread this small is rounding, not a difference.
+    if std <= 1e-6:
+        return np.zeros(len(scores), dtype=np.float32)
+    return np.asarray((resid - resid.mean()) / std, dtype=np.float32)
