@@ -134,3 +134,13 @@ def test_fewer_than_five_tools_with_memory_say_nothing() -> None:
     rng = np.random.default_rng(5)
     channel = filled(rng, tools=4)
     assert all(channel.recall(q) == {} for q in unit(rng, 5))
+
+
+def test_a_key_given_twice_in_one_batch_keeps_its_last_vector() -> None:
+    rng = np.random.default_rng(6)
+    v = unit(rng, 2)
+    channel = MemoryChannel(DIM)
+    channel.add_many(["k", "k"], ["a", "b"], v)
+    assert len(channel) == 1
+    assert channel.keys_of("b") == ["k"] and channel.count("a") == 0
+    np.testing.assert_array_equal(channel.vectors(["k"])["k"], v[1])

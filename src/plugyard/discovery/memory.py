@@ -66,7 +66,7 @@ class MemoryChannel:
     def __init__(self, dim: int, *, weight: float = MEMORY_WEIGHT) -> None:
         self.dim = dim
         self.weight = weight
-        self._vectors = VectorRows(dim)
+        self._vectors = VectorRows(dim, moments=False)
         self._keys: list[Hashable] = []
         self._owners: list[str] = []
         self._row: dict[Hashable, int] = {}
@@ -103,14 +103,19 @@ class MemoryChannel:
         """Several at once (a build): the ANN graph takes them in one batch."""
         self.remove([k for k in keys if k in self._row])
         first = len(self._keys)
-        for key, tool, vector in zip(keys, tools, vectors, strict=True):
-            row = len(self._keys)
+        latest: dict[Hashable, int] = {}  # a key given twice keeps its last vector
+        for i, key in enumerate(keys):
+            latest[key] = i
+        picked = list(latest.values())
+        for i in picked:
+            row, key, tool = len(self._keys), keys[i], tools[i]
             self._keys.append(key)
             self._owners.append(tool)
             self._row[key] = row
             self._tool_rows.setdefault(tool, set()).add(row)
             self._set_gid(row, tool)
-            self._vectors.set_row(row, np.asarray(vector, dtype=np.float32))
+        block = np.asarray(vectors, dtype=np.float32).reshape(len(keys), self.dim)[picked]
+        self._vectors.append_rows(block)
         if self._ann is not None:
             rows = list(range(first, len(self._keys)))
             self._ann.upsert(rows, self._vectors.matrix[first:])

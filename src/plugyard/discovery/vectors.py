@@ -21,10 +21,13 @@ Vectors = NDArray[np.float32]
 class VectorRows:
     """Dense float32 rows with amortised O(1) append and swap-delete."""
 
-    def __init__(self, dim: int, capacity: int = 1024) -> None:
+    def __init__(self, dim: int, capacity: int = 1024, *, moments: bool = True) -> None:
         self.dim = dim
         self._data = np.zeros((capacity, dim), dtype=np.float32)
         self._n = 0
+        # The moments serve score_stats; a store that never asks skips their upkeep
+        # (a rank-1 update of dim x dim per row: most of adding 100k rows one by one).
+        self._moments = moments
         # float64 so that thousands of rank-1 updates do not drift.
         self._sum = np.zeros(dim, dtype=np.float64)
         self._second = np.zeros((dim, dim), dtype=np.float64)
@@ -37,6 +40,8 @@ class VectorRows:
         return self._data[: self._n]
 
     def _account(self, vector: Vectors, sign: float) -> None:
+        if not self._moments:
+            return
         v = vector.astype(np.float64)
         self._sum += sign * v
         self._second += sign * np.outer(v, v)
@@ -69,9 +74,10 @@ class VectorRows:
             grown[: self._n] = self._data[: self._n]
             self._data = grown
         self._data[self._n : self._n + n] = vectors
-        block = self._data[self._n : self._n + n].astype(np.float64)
-        self._sum += block.sum(axis=0)
-        self._second += block.T @ block
+        if self._moments:
+            block = self._data[self._n : self._n + n].astype(np.float64)
+            self._sum += block.sum(axis=0)
+            self._second += block.T @ block
         self._n += n
 
     def swap_delete(self, row: int) -> None:
@@ -97,6 +103,8 @@ class VectorRows:
         """Mean and standard deviation of `scores(query)`, from the moments."""
         if self._n == 0:
             return 0.0, 1.0
+        if not self._moments:
+            raise RuntimeError("these rows keep no moments")
         q = query.astype(np.float64)
         mean = float(q @ self._sum) / self._n
         var = float(q @ self._second @ q) / self._n - mean * mean
