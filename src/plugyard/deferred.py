@@ -4,19 +4,22 @@ A command that lists plugins needs the store and the registry; it must not impor
 MCP SDK, aiohttp, the crypto of the audit log or the embedding model to do so. The yard
 keeps such parts behind :class:`part` (an attribute built once, under its own lock)
 and :class:`DeferredRuntime` (a runtime built when a plugin of its kind is first checked
-or called).
+or called). Its parts live in the collaborators it composes (:mod:`plugyard.yard`);
+:class:`forward` lets the yard answer for them under their own names.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from plugyard.manifest.model import Operation
 from plugyard.runtimes.base import Answer, CallContext, Runtime, Target
 
 T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class part(Generic[T]):  # lower case: read as a decorator, like cached_property
@@ -52,9 +55,46 @@ class part(Generic[T]):  # lower case: read as a decorator, like cached_property
         return found
 
 
+class forward(Generic[T]):  # lower case: read like part
+    """An attribute of ``owner.<holder>`` — a part or a method — read on ``owner`` under
+    the same name, typed as the holder's: a class that composes collaborators keeps
+    the one interface its callers know without restating each signature."""
+
+    @overload
+    def __init__(self: forward[T], holder: str, attribute: part[T]) -> None: ...
+
+    @overload
+    def __init__(
+        self: forward[Callable[P, R]], holder: str, attribute: Callable[Concatenate[Any, P], R]
+    ) -> None: ...
+
+    def __init__(self, holder: str, attribute: Any) -> None:
+        self.holder = holder
+        self.name: str = attribute.name if isinstance(attribute, part) else attribute.__name__
+        self.__doc__ = attribute.__doc__
+
+    @overload
+    def __get__(self, owner: None, cls: type) -> forward[T]: ...
+
+    @overload
+    def __get__(self, owner: object, cls: type | None = None) -> T: ...
+
+    def __get__(self, owner: object | None, cls: type | None = None) -> T | forward[T]:
+        if owner is None:
+            return self
+        found: T = getattr(getattr(owner, self.holder), self.name)
+        return found
+
+
 def built(owner: object, name: str) -> Any:
-    """The part ``name`` of ``owner`` if it was built, else ``None``."""
-    return vars(owner).get(name)
+    """The part ``name`` of ``owner`` if it was built, else ``None`` (a part that
+    ``owner`` forwards is asked of the collaborator that holds it)."""
+    found = vars(owner).get(name)
+    if found is None:
+        via = getattr(type(owner), name, None)
+        if isinstance(via, forward):
+            return built(getattr(owner, via.holder), via.name)
+    return found
 
 
 class DeferredRuntime:

@@ -2,7 +2,7 @@
 settings, when the app owns the yard it builds).
 
 The app's lifespan keeps the outbound HTTP session open and runs the health checker
-while it serves; the yard stays the only place anything is wired (yard.py).
+while it serves; the yard stays the only place anything is wired (plugyard.yard).
 """
 
 from __future__ import annotations

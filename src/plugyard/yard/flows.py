@@ -1,0 +1,120 @@
+"""The flows a yard runs over its executor: routing a question, the OpenAI-compatible
+chat, reasoning over the MRP-VM families, and pipelines.
+
+Each is a client of the executor, of search and of the caller's rights, never a way
+around them; the chat model they share is the yard's, reached on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from plugyard.deferred import part
+from plugyard.registry.registry import Registry
+from plugyard.store.store import Store
+from plugyard.yard.execution import Execution
+from plugyard.yard.finding import Finding, Teacher
+from plugyard.yard.governing import Governing
+
+if TYPE_CHECKING:
+    from plugyard.llm import ChatModel
+    from plugyard.pipelines.service import PipelineService
+    from plugyard.reasoning import Reasoned, ReasoningService
+    from plugyard.reasoning.trace import OnEvent
+    from plugyard.routing import Answer, Router
+    from plugyard.routing.chat import ChatFlow
+
+
+class Flows:
+    """Routing, chat, reasoning and pipelines, each built on first use."""
+
+    def __init__(
+        self,
+        store: Store,
+        registry: Registry,
+        execution: Execution,
+        finding: Finding,
+        governing: Governing,
+        model: Callable[[], ChatModel],
+    ) -> None:
+        self.store = store
+        self.registry = registry
+        self.execution = execution
+        self.finding = finding
+        self.governing = governing
+        self.model = model  # read at each use: the yard builds it on the first
+
+    @part
+    def router(self) -> Router:
+        """The routing flow (docs/routing.md); the model is built on its first question."""
+        from plugyard.routing import Router
+
+        finding = self.finding
+        return Router(self.execution.executor, finding.search, self.governing.rights,
+                      self.model, teacher=Teacher(finding))  # fmt: skip
+
+    @part
+    def chat(self) -> ChatFlow:
+        """The OpenAI-compatible chat flow (docs/openai.md): a conversation answered by
+        the model with the tools the caller may call, run through the executor."""
+        from plugyard.routing.chat import ChatFlow
+
+        return ChatFlow(self.execution.executor, self.finding.search, self.governing.rights,
+                        self.model)  # fmt: skip
+
+    async def ask(self, /, message: str, **options: Any) -> Answer:
+        """Route ``message`` to the operations the caller may call and answer it:
+        ``subject``, ``roles``, ``k``, ``max_steps``, ``llm``… as ``Router.ask``."""
+        return await self.router.ask(message, **options)
+
+    @part
+    def reasoning(self) -> ReasoningService:
+        """Reasoning flows over the MRP-VM families: sessions, sources and the DS027
+        records in the store, the chat model for LLM-backed plugins, discovery's embedder
+        for KB plugins that retrieve by meaning (docs/reasoning.md)."""
+        from plugyard.reasoning import ReasoningService
+        from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
+        from plugyard.store.keys import ADMIN_ROLE
+
+        return ReasoningService(
+            self.execution.executor, self.registry, SqlSessionStore(self.store),
+            SqlOutcomeStore(self.store), model=self.model,
+            embed=lambda texts: self.finding.discovery.embedder.embed(texts),
+            application_roles=(ADMIN_ROLE,),
+        )  # fmt: skip
+
+    async def reason(
+        self,
+        prompt: str,
+        *,
+        session: str | None = None,
+        sources: Any = (),
+        pins: Mapping[str, str] | None = None,
+        budget: int | None = None,
+        subject: str | None = None,
+        roles: Sequence[str] | None = None,
+        on_event: OnEvent | None = None,
+    ) -> Reasoned:
+        """Answer ``prompt`` with the family plugins, ordered by a planner, and record the
+        DS027 outcome (docs/reasoning.md). ``sources``: ``{name: text}`` staged for this
+        turn; ``pins``: ``{stage: plugin}``; ``budget``: the LLM calls it may make. Who
+        calls is as for ``Yard.call``."""
+        from plugyard.reasoning.context import Caller
+        from plugyard.store.keys import ADMIN_ROLE
+
+        if roles is None:
+            roles = (ADMIN_ROLE,) if subject is None else ()
+        return await self.reasoning.reason(
+            prompt, session=session, sources=sources, pins=pins, budget=budget,
+            caller=Caller(subject, tuple(roles)), on_event=on_event,
+        )  # fmt: skip
+
+    @part
+    def pipelines(self) -> PipelineService:
+        """Store, validate and run pipelines; read their traces (docs/pipelines.md)."""
+        from plugyard.pipelines.service import PipelineService
+        from plugyard.pipelines.store_sql import SqlPipelineStore
+
+        return PipelineService(self.registry, self.execution.executor, SqlPipelineStore(self.store),
+                               fanout=self.execution.fanout())  # fmt: skip
