@@ -306,11 +306,12 @@ def main(argv: list[str] | None = None) -> None:
         "--without", action="append", default=[], choices=CHANNELS, help="leave a channel out"
     )
     parser.add_argument("--memory", action="store_true", help="the memory trial only")
+    parser.add_argument("--rule", default="", help="with --memory: rules whose label has this")
     args = parser.parse_args(argv)
     embed = CachedEmbedder(Path(args.cache))
     sets = [load(Path(d), embed) for d in args.data]
     if args.memory:
-        memory_main(sets, embed)
+        memory_main(sets, embed, args.rule)
         return
     names = [qs.name for qs in sets]
     head = ["channels, weights"]
@@ -447,6 +448,7 @@ class MemoryRule:
     align: bool = False  # a request is remembered as its part (or whole) nearest the tool
     parts: bool = False  # a query's parts ask memory too; a tool keeps its best lift
     residual: bool = True  # the channel is given the query's cosine with each tool
+    quiet_long: bool | None = None  # queries over the bound get no memory (default: bound)
 
 
 def request_vectors(texts: Sequence[str], embed: CachedEmbedder) -> Matrix:
@@ -518,7 +520,9 @@ def memory_lifts(
         queries = [qs.qview[i]]
         if rule.parts:
             queries += [flat_v[p] for p in all_parts[i]]
-        elif rule.bound and qs.words[i] > fusion.LONG_QUERY:
+        elif (rule.bound if rule.quiet_long is None else rule.quiet_long) and (
+            qs.words[i] > fusion.LONG_QUERY
+        ):
             continue
         dense = qs.qview[i] @ qs.docs.T
 
@@ -531,13 +535,17 @@ def memory_lifts(
     return out
 
 
-def memory_main(sets: list[QuerySet], embed: CachedEmbedder) -> None:
+def memory_main(sets: list[QuerySet], embed: CachedEmbedder, only: str = "") -> None:
     rules = [
         MemoryRule("raw memory z (before)", residual=False),
         MemoryRule("residual over the tool's own cosine (product)"),
         MemoryRule("residual, no length bound", bound=False),
         MemoryRule("residual, query parts also ask", parts=True),
         MemoryRule("residual, compound requests aligned to a part", bound=False, align=True),
+        MemoryRule(
+            "residual, aligned, long queries quiet", bound=False, align=True, quiet_long=True
+        ),
+        MemoryRule("residual, no bound, long queries quiet", bound=False, quiet_long=True),
     ]
     head = "| memory | per tool | set | R@1 | R@5 | COMP@5 multi | R@5 multi |"
     print("\n" + head + "\n" + "|---" * 7 + "|")
@@ -570,7 +578,7 @@ def memory_main(sets: list[QuerySet], embed: CachedEmbedder) -> None:
 
         report("cold", "-", cold)
         for per_tool in (3, None):
-            for rule in rules:
+            for rule in rules if not only else [r for r in rules if only in r.label]:
                 lifts = memory_lifts(qs, embed, rule, per_tool)
                 report(rule.label, str(per_tool or "all"), cold + lifts)
 

@@ -203,15 +203,19 @@ class MemoryChannel:
         """The owners of the query's PREFILTER nearest requests, scored from all their
         rows."""
         assert self._ann is not None
+        n = len(self._keys)
+        gid = self._gid[:n]
         near = self._ann.search(query, PREFILTER)
-        tools = list(dict.fromkeys(self._owners[int(r)] for r in near))
-        rows = np.asarray([r for t in tools for r in self._tool_rows[t]], dtype=np.int64)
+        wanted = np.zeros(len(self._tool_names), dtype=bool)
+        wanted[gid[near]] = True
+        # Vectorised over all rows: a Python walk of the owners' rows cost more than
+        # the graph search itself at 100k requests.
+        rows = np.flatnonzero(wanted[gid])
+        held, local = np.unique(gid[rows], return_inverse=True)
         cos = np.einsum("ij,j->i", self._vectors.matrix[rows], query)
-        local = {t: i for i, t in enumerate(tools)}
-        gid = np.asarray([local[self._owners[int(r)]] for r in rows], dtype=np.int64)
-        means = _grouped_top_mean(cos, gid, len(tools))
-        similar = np.bincount(gid[cos >= SIMILAR], minlength=len(tools))
-        return tools, means, similar
+        means = _grouped_top_mean(cos, local, len(held))
+        similar = np.bincount(local[cos >= SIMILAR], minlength=len(held))
+        return [self._tool_names[g] for g in held], means, similar
 
 
 def _grouped_top_mean(
