@@ -297,3 +297,14 @@ def test_rights_in_sql_never_return_what_the_caller_may_not_see(
         assert match.operation is None or (match.plugin_id, match.operation) not in closed
         ops = [op.id for op in by_id[match.plugin_id].descriptor.operations]
         assert not ops or any((match.plugin_id, op) not in closed for op in ops)
+
+
+def test_the_ef_search_setting_reaches_the_query(store: Store) -> None:
+    from plugyard.yard import Settings
+
+    assert Settings.from_env({"PLUGYARD_PGVECTOR_EF_SEARCH": "800"}).pgvector_ef_search == 800
+    vectors = pgvector.vectors_for(store, DIM, ef_search=800)
+    assert isinstance(vectors, pgvector.MirroredVectors)
+    assert vectors.index._ef == 800
+    with pytest.raises(ValueError, match="ef_search"):
+        pgvector.PgVectorIndex(store, DIM, ef_search=0)

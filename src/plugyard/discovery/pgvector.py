@@ -71,6 +71,8 @@ class PgVectorIndex:
     ) -> None:
         if store.backend != "postgresql":
             raise StoreError("pgvector needs a PostgreSQL store", code="store_error")
+        if int(ef_search) < 1:
+            raise ValueError(f"ef_search must be at least 1, not {ef_search}")
         self._store, self.dim, self._ef = store, int(dim), int(ef_search)
         # Read when the index is built (an existing index keeps its own).
         self._ef_construction = int(ef_construction)
@@ -323,14 +325,14 @@ class MirroredVectors:
         return self.rows.doc_ids()
 
 
-def vectors_for(store: Store, dim: int) -> VectorRepository:
+def vectors_for(store: Store, dim: int, *, ef_search: int = EF_SEARCH) -> VectorRepository:
     """What the yard keeps vectors in: mirrored to pgvector when the server has it."""
     from plugyard.discovery.vector_store import SqlVectorRepository
 
     rows = SqlVectorRepository(store)
     if not available(store):
         return rows
-    return MirroredVectors(rows, PgVectorIndex(store, dim))
+    return MirroredVectors(rows, PgVectorIndex(store, dim, ef_search=ef_search))
 
 
 def dense_source_for(vectors: VectorRepository, embedder: str) -> DenseSource | None:

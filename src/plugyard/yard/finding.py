@@ -55,7 +55,7 @@ class Finding:
                 days=s.discovery_learning_days,
             ),
         )
-        vectors = vectors_for(self.store, embedder.dim)
+        vectors = vectors_for(self.store, embedder.dim, ef_search=s.pgvector_ef_search)
         source = dense_source_for(vectors, embedder.identity)
         return DiscoveryService(self.registry, embedder, vectors, learning, dense_source=source)
 

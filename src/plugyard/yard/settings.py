@@ -48,6 +48,9 @@ class Settings:
     discovery_learning_quorum: int = 3
     discovery_learning_keep: int = 1000
     discovery_learning_days: float = 365.0
+    # pgvector's hnsw.ef_search when discovery's dense candidates come from PostgreSQL
+    # (docs/scaling.md): higher buys recall on very large catalogs for query time.
+    pgvector_ef_search: int = 400
     # Governance (docs/governance.md): a policy file applied at start (else the stored
     # policy, else none: allow all); governed=False drops the durable audit and the rest.
     policy_file: Path | None = None
@@ -105,6 +108,7 @@ class Settings:
             discovery_learning_quorum=int(env.get("PLUGYARD_DISCOVERY_LEARNING_QUORUM", "3")),
             discovery_learning_keep=int(env.get("PLUGYARD_DISCOVERY_LEARNING_KEEP", "1000")),
             discovery_learning_days=float(env.get("PLUGYARD_DISCOVERY_LEARNING_DAYS", "365")),
+            pgvector_ef_search=int(env.get("PLUGYARD_PGVECTOR_EF_SEARCH", "400")),
             policy_file=Path(env["PLUGYARD_POLICY_FILE"])
             if env.get("PLUGYARD_POLICY_FILE")
             else None,
