@@ -1,7 +1,7 @@
 """The one test module that loads the real model (skipped if not installed)."""
 
 import importlib.util
-import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -48,15 +48,41 @@ def test_minilm_matches_sentence_transformers_offline(
     np.testing.assert_allclose(MiniLMEmbedder(cache_dir=tmp_path).embed(TEXTS), q, atol=1e-6)
 
 
-def test_a_bulk_call_on_several_cores_gives_the_same_vectors(tmp_path: Path) -> None:
-    from plugyard.discovery.minilm import MiniLMEmbedder, idle_cores
+def test_a_bulk_call_on_several_threads_gives_the_same_vectors_as_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from plugyard.discovery import minilm
+    from plugyard.discovery.embedders import embed_bulk
 
     texts = [f"{t} number {i}" for i, t in enumerate(TEXTS * 6)]
     # Small batches so the call is split; the same batches run on two threads.
-    serial = MiniLMEmbedder(cache_dir=tmp_path, batch_size=2, workers=1).embed(texts)
-    parallel = MiniLMEmbedder(cache_dir=tmp_path, batch_size=2, workers=2).embed(texts)
-    np.testing.assert_array_equal(serial, parallel)
-    assert 1 <= idle_cores() <= (os.cpu_count() or 1)
+    model = minilm.MiniLMEmbedder(cache_dir=tmp_path, batch_size=2)
+    serial = model.embed(texts)
+    threads: set[int] = set()
+    forward = model._run
+
+    def recording(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        threads.add(threading.get_ident())
+        return forward(ids, mask)
+
+    model._run = recording
+    np.testing.assert_array_equal(embed_bulk(model, texts, workers=2), serial)
+    assert threading.get_ident() not in threads  # the batches ran in the pool
+    # Queries (plain `embed`) never start a pool, however many batches they make.
+    threads.clear()
+    monkeypatch.setattr(minilm, "ThreadPoolExecutor", None)
+    np.testing.assert_array_equal(model.embed(texts), serial)
+    assert threads == {threading.get_ident()}
+
+
+def test_batches_hold_a_token_budget_and_similar_lengths() -> None:
+    from plugyard.discovery.minilm import _batches
+
+    lengths = [5, 5, 6, 6, 6, 40, 40, 200, 256]
+    cut = _batches(lengths, list(range(len(lengths))), size=3, tokens=100)
+    # Three rows at most; 2 rows of 40 fit 100 tokens, a third would not; a
+    # 200-token row goes alone, over the budget, since it cannot be split.
+    assert cut == [[0, 1, 2], [3, 4], [5, 6], [7], [8]]
 
 
 def test_the_setting_picks_the_precision_and_int8_stays_close_on_catalog_texts(
