@@ -55,8 +55,7 @@ def test_a_bulk_call_on_several_threads_gives_the_same_vectors_as_one(
     from plugyard.discovery.embedders import embed_bulk
 
     texts = [f"{t} number {i}" for i, t in enumerate(TEXTS * 6)]
-    # Small batches so the call is split; the same batches run on two threads.
-    model = minilm.MiniLMEmbedder(cache_dir=tmp_path, batch_size=2)
+    model = minilm.MiniLMEmbedder(cache_dir=tmp_path)
     serial = model.embed(texts)
     threads: set[int] = set()
     forward = model._run
@@ -67,22 +66,24 @@ def test_a_bulk_call_on_several_threads_gives_the_same_vectors_as_one(
 
     model._run = recording
     np.testing.assert_array_equal(embed_bulk(model, texts, workers=2), serial)
-    assert threading.get_ident() not in threads  # the batches ran in the pool
-    # Queries (plain `embed`) never start a pool, however many batches they make.
+    assert threading.get_ident() not in threads  # the texts ran in the pool
+    # Queries (plain `embed`) never start a pool, however many texts they hold.
     threads.clear()
     monkeypatch.setattr(minilm, "ThreadPoolExecutor", None)
     np.testing.assert_array_equal(model.embed(texts), serial)
     assert threads == {threading.get_ident()}
 
 
-def test_batches_hold_a_token_budget_and_similar_lengths() -> None:
-    from plugyard.discovery.minilm import _batches
+def test_a_text_gets_the_same_int8_vector_alone_or_among_others(tmp_path: Path) -> None:
+    from plugyard.discovery.minilm import MiniLMEmbedder
 
-    lengths = [5, 5, 6, 6, 6, 40, 40, 200, 256]
-    cut = _batches(lengths, list(range(len(lengths))), size=3, tokens=100)
-    # Three rows at most; 2 rows of 40 fit 100 tokens, a third would not; a
-    # 200-token row goes alone, over the budget, since it cannot be split.
-    assert cut == [[0, 1, 2], [3, 4], [5, 6], [7], [8]]
+    # int8 scales activations per run: batched, a text's vector depended on its
+    # neighbours, so an entry re-indexed alone differed from its build.
+    model = MiniLMEmbedder(cache_dir=tmp_path)
+    texts = [*TEXTS, "sendInvoice", "x " * 300]
+    together = model.embed(texts)
+    for i, text in enumerate(texts):
+        np.testing.assert_array_equal(model.embed([text])[0], together[i])
 
 
 def test_the_setting_picks_the_precision_and_int8_stays_close_on_catalog_texts(

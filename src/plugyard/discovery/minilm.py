@@ -104,16 +104,12 @@ class MiniLMEmbedder:
         model_dir: Path | None = None,
         backend: Backend = "onnx-int8",
         cache_dir: Path | None = None,
-        batch_size: int = 64,
-        batch_tokens: int = 256,
     ) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
         self._dir = model_dir or bundled_model_dir()
         self._digest = weights_digest(self._dir)
-        self._batch = batch_size
-        self._batch_tokens = batch_tokens
         self._tok = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
         self._tok.no_padding()
         self._tok.enable_truncation(MAX_TOKENS)
@@ -152,61 +148,35 @@ class MiniLMEmbedder:
     def embed_bulk(self, texts: Sequence[str], workers: int) -> Vectors:
         """An index build's texts on up to `workers` threads (the caller decides how
         many once per build, cores.idle_cores); the vectors equal `embed`'s."""
-        return self._encode(texts, 1 if self.backend == "numpy" else workers)
+        return self._encode(texts, workers)
 
     def _encode(self, texts: Sequence[str], workers: int) -> Vectors:
+        # Each text is run on its own. int8 quantises activations with one scale per
+        # run, so a text batched with others got a vector that depended on them (and
+        # on padding): re-indexed alone, an entry came out different from its build,
+        # and a query never matched the conditions its documents were embedded in.
+        # Alone, a text is also nearer fp32 (median cosine 0.9942 against 0.9937) and
+        # costs less CPU than in batches of 32 did: no padding, and its activations
+        # stay in the core's cache (bench/RESULTS.md, "Index build: 4x").
         out = np.zeros((len(texts), _HIDDEN), dtype=np.float32)
         if not texts:
             return out
         encodings = self._tok.encode_batch(list(texts))
-        # Batch texts of similar length so padding costs little.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        lengths = [len(encodings[i].ids) for i in order]
-        batches = _batches(lengths, order, self._batch, self._batch_tokens)
 
-        def run(rows: list[int]) -> Vectors:
-            width = len(encodings[rows[-1]].ids)
-            ids = np.zeros((len(rows), width), dtype=np.int64)
-            mask = np.zeros((len(rows), width), dtype=np.int64)
-            for r, i in enumerate(rows):
-                n = len(encodings[i].ids)
-                ids[r, :n] = encodings[i].ids
-                mask[r, :n] = 1
-            return self._run(ids, mask)
+        def run(i: int) -> Vectors:
+            ids = np.asarray([encodings[i].ids], dtype=np.int64)
+            return np.asarray(self._run(ids, np.ones_like(ids))[0], dtype=np.float32)
 
-        workers = min(workers, len(batches))
-        if workers <= 1:
-            for rows in batches:
-                out[rows] = run(rows)
+        if min(workers, len(texts)) <= 1 or self.backend == "numpy":
+            for i in range(len(texts)):
+                out[i] = run(i)
             return out
-        # onnxruntime releases the GIL, so single-threaded sessions on separate
-        # batches scale with the cores, better than intra-op threads on matrices
-        # this small. The batches are the same as on one thread, so are the vectors.
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for rows, vectors in zip(batches, pool.map(run, batches), strict=True):
-                out[rows] = vectors
+        # onnxruntime releases the GIL, so single-threaded sessions on separate texts
+        # scale with the cores, better than intra-op threads on matrices this small.
+        with ThreadPoolExecutor(max_workers=min(workers, len(texts))) as pool:
+            for i, vector in enumerate(pool.map(run, range(len(texts)))):
+                out[i] = vector
         return out
-
-
-def _batches(lengths: list[int], order: list[int], size: int, tokens: int) -> list[list[int]]:
-    """Cut length-sorted rows into batches of at most `size` rows and `tokens` padded
-    tokens (one row at least), also whenever padding to the longest row would more
-    than double a row's work: a plugin's name (5 tokens) batched with its 240-token
-    details cost 3x the details alone. Past ~256 tokens a batch's activations (its
-    1,536-wide feed-forward layer) no longer fit a core's L2 cache: 32 rows of
-    catalog texts cost 1.4x the CPU a token of 256-token batches does."""
-    out: list[list[int]] = []
-    start = 0
-    for end in range(1, len(order) + 1):
-        if (
-            end == len(order)
-            or end - start == size
-            or (end - start + 1) * lengths[end] > tokens
-            or lengths[end] > 2 * lengths[start] + 8
-        ):
-            out.append(order[start:end])
-            start = end
-    return out
 
 
 def _erf(x: _Floats) -> NDArray[np.float32]:
