@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     texts = catalog_texts(Path(args.data), args.layout)
     models = {
-        "fp32": MiniLMEmbedder(backend="onnx", workers=1),
-        "int8": MiniLMEmbedder(backend="onnx-int8", workers=1),
+        "fp32": MiniLMEmbedder(backend="onnx"),
+        "int8": MiniLMEmbedder(backend="onnx-int8"),
     }
     tokens = sum(models["fp32"].token_count(t) for t in texts)
     cpu: dict[str, list[float]] = {name: [] for name in models}

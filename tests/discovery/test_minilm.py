@@ -1,7 +1,7 @@
 """The one test module that loads the real model (skipped if not installed)."""
 
 import importlib.util
-import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -48,15 +48,42 @@ def test_minilm_matches_sentence_transformers_offline(
     np.testing.assert_allclose(MiniLMEmbedder(cache_dir=tmp_path).embed(TEXTS), q, atol=1e-6)
 
 
-def test_a_bulk_call_on_several_cores_gives_the_same_vectors(tmp_path: Path) -> None:
-    from plugyard.discovery.minilm import MiniLMEmbedder, idle_cores
+def test_a_bulk_call_on_several_threads_gives_the_same_vectors_as_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from plugyard.discovery import minilm
+    from plugyard.discovery.embedders import embed_bulk
 
     texts = [f"{t} number {i}" for i, t in enumerate(TEXTS * 6)]
-    # Small batches so the call is split; the same batches run on two threads.
-    serial = MiniLMEmbedder(cache_dir=tmp_path, batch_size=2, workers=1).embed(texts)
-    parallel = MiniLMEmbedder(cache_dir=tmp_path, batch_size=2, workers=2).embed(texts)
-    np.testing.assert_array_equal(serial, parallel)
-    assert 1 <= idle_cores() <= (os.cpu_count() or 1)
+    model = minilm.MiniLMEmbedder(cache_dir=tmp_path)
+    serial = model.embed(texts)
+    threads: set[int] = set()
+    forward = model._run
+
+    def recording(ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        threads.add(threading.get_ident())
+        return forward(ids, mask)
+
+    model._run = recording
+    np.testing.assert_array_equal(embed_bulk(model, texts, workers=2), serial)
+    assert threading.get_ident() not in threads  # the texts ran in the pool
+    # Queries (plain `embed`) never start a pool, however many texts they hold.
+    threads.clear()
+    monkeypatch.setattr(minilm, "ThreadPoolExecutor", None)
+    np.testing.assert_array_equal(model.embed(texts), serial)
+    assert threads == {threading.get_ident()}
+
+
+def test_a_text_gets_the_same_int8_vector_alone_or_among_others(tmp_path: Path) -> None:
+    from plugyard.discovery.minilm import MiniLMEmbedder
+
+    # int8 scales activations per run: batched, a text's vector depended on its
+    # neighbours, so an entry re-indexed alone differed from its build.
+    model = MiniLMEmbedder(cache_dir=tmp_path)
+    texts = [*TEXTS, "sendInvoice", "x " * 300]
+    together = model.embed(texts)
+    for i, text in enumerate(texts):
+        np.testing.assert_array_equal(model.embed([text])[0], together[i])
 
 
 def test_the_setting_picks_the_precision_and_int8_stays_close_on_catalog_texts(

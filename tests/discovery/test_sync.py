@@ -3,15 +3,60 @@ event, entries removed with their plugin, vectors kept and reused per embedder."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
-from plugyard.discovery.embedders import HashingEmbedder
+from plugyard.discovery.embedders import HashingEmbedder, Vectors
+from plugyard.discovery.index import BATCH, MANY, SyncedIndex
 from plugyard.discovery.service import DiscoveryService
 from plugyard.discovery.vector_store import MemoryVectorRepository, SqlVectorRepository
+from plugyard.manifest.model import PluginDescriptor
+from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
 from plugyard.store.store import Store
 
 from .sample_catalog import DESCRIPTORS, CountingEmbedder, registered, registry, service
+
+
+class Threads(HashingEmbedder):
+    """Hashing vectors, noting how many threads each bulk call was allowed."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=64)
+        self.bulk: list[int] = []
+        self.plain = 0
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        self.plain += 1
+        return super().embed(texts)
+
+    def embed_bulk(self, texts: Sequence[str], workers: int) -> Vectors:
+        self.bulk.append(workers)
+        return super().embed(texts)
+
+
+class Asked:
+    def __init__(self, cores: int) -> None:
+        self.cores = cores
+        self.times = 0
+
+    def __call__(self) -> int:
+        self.times += 1
+        return self.cores
+
+
+def copies(n: int) -> list[RegisteredPlugin]:
+    """`n` plugins of three entries each (weather and its two operations)."""
+    return [
+        RegisteredPlugin.of(
+            PluginDescriptor.model_validate(
+                {**DESCRIPTORS["weather"], "id": f"weather-{i}", "name": f"Weather {i}"},
+                strict=False,
+            ),
+            "catalog",
+        )
+        for i in range(n)
+    ]
 
 
 def entries(svc: DiscoveryService) -> set[str]:
@@ -136,3 +181,23 @@ def test_an_event_during_a_search_is_applied_before_the_next_one() -> None:
         reg.register(registered("stocks"))
         assert "stocks" not in entries(svc)
     assert svc.search("share price")[0].plugin_id == "stocks"
+
+
+def test_a_build_embeds_on_the_threads_its_cores_allow_asked_once() -> None:
+    embedder, asked = Threads(), Asked(2)
+    index = SyncedIndex(embedder, cores=asked)
+    changes = index.sync(copies(100))  # 300 entries: two chunks of BATCH
+    assert changes.embedded == 300 > BATCH
+    assert asked.times == 1 and embedder.bulk == [2, 2]
+    assert embedder.plain == 0
+    # A search embeds its query on one thread, through the plain call.
+    index.search("weather forecast", 3, None)
+    assert embedder.plain >= 1 and asked.times == 1
+
+
+def test_a_few_entries_to_embed_do_not_watch_the_machine() -> None:
+    embedder, asked = Threads(), Asked(2)
+    index = SyncedIndex(embedder, cores=asked)
+    index.sync(copies(MANY // 3 - 1))
+    index.upsert(copies(MANY)[-1])
+    assert asked.times == 0 and embedder.bulk == [] and embedder.plain == 2

@@ -36,6 +36,21 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors: ...
 
 
+@runtime_checkable
+class BulkEmbedder(Embedder, Protocol):
+    """An embedder that can spread one large call (an index build) over threads;
+    `embed` itself stays on one, as queries must."""
+
+    def embed_bulk(self, texts: Sequence[str], workers: int) -> Vectors: ...
+
+
+def embed_bulk(embedder: Embedder, texts: Sequence[str], workers: int) -> Vectors:
+    """`texts` embedded on up to `workers` threads where the embedder can."""
+    if workers > 1 and isinstance(embedder, BulkEmbedder):
+        return embedder.embed_bulk(texts, workers)
+    return embedder.embed(texts)
+
+
 def l2_normalise(vectors: NDArray[np.floating]) -> Vectors:
     """Row-normalise; all-zero rows stay zero instead of becoming NaN."""
     out = np.asarray(vectors, dtype=np.float32)

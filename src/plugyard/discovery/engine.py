@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from plugyard.discovery import fusion
 from plugyard.discovery.candidates import EVERYTHING, DenseSource, Scope
 from plugyard.discovery.documents import FIELDS, Document
-from plugyard.discovery.embedders import Embedder, Vectors, floor_of
+from plugyard.discovery.embedders import Embedder, Vectors, embed_bulk, floor_of
 from plugyard.discovery.fusion import Scores
 from plugyard.discovery.lexical import FieldedBM25, content_word_count, content_words
 from plugyard.discovery.memory import Cosines
@@ -111,7 +111,7 @@ class HybridIndex:
     def embed_document(self, doc: Document) -> Vectors:
         return np.asarray(self._embed_many([doc])[0], dtype=np.float32)
 
-    def _embed_many(self, docs: list[Document]) -> Vectors:
+    def _embed_many(self, docs: list[Document], workers: int = 1) -> Vectors:
         # A borrowed field repeats a text: embed it once and count it twice. A text
         # that several documents share (a common description) is embedded once too.
         unique: dict[str, int] = {}
@@ -131,7 +131,8 @@ class HybridIndex:
         if not slots:
             return out
         w = np.asarray(weights, dtype=np.float32)
-        field_vectors = self.embedder.embed(list(unique))[np.asarray(slots)] * w[:, None]
+        field_vectors = embed_bulk(self.embedder, list(unique), workers)[np.asarray(slots)]
+        field_vectors *= w[:, None]
         totals = np.bincount(owners, weights=w, minlength=len(docs)).astype(np.float32)
         np.add.at(out, np.asarray(owners), field_vectors)
         return (out / np.maximum(totals, 1.0)[:, None]).astype(np.float32)
@@ -154,12 +155,14 @@ class HybridIndex:
         self,
         docs: Iterable[Document],
         precomputed: Mapping[str, tuple[str, Vectors]] | None = None,
+        workers: int = 1,
     ) -> int:
         """Add or replace documents; returns how many needed embedding.
 
         Unchanged documents (same content hash) are skipped. `precomputed`
         maps doc_id -> (content hash, vector) as stored earlier by the same
-        embedder; a vector is reused only if its hash still matches.
+        embedder; a vector is reused only if its hash still matches. `workers`:
+        threads the embedding may use (embedders.embed_bulk).
         """
         # The last of duplicate ids wins, as writing them one by one would.
         latest = {d.doc_id: d for d in docs}
@@ -172,7 +175,11 @@ class HybridIndex:
                 reuse[doc.doc_id] = np.asarray(known[1], dtype=np.float32)
             else:
                 todo.append(doc)
-        fresh = self._embed_many(todo) if todo else np.zeros((0, self.embedder.dim), np.float32)
+        fresh = (
+            self._embed_many(todo, workers)
+            if todo
+            else np.zeros((0, self.embedder.dim), np.float32)
+        )
         made = {doc.doc_id: fresh[i] for i, doc in enumerate(todo)}
         vectors = {
             d.doc_id: reuse[d.doc_id] if d.doc_id in reuse else made[d.doc_id] for d in changed

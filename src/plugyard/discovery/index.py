@@ -18,8 +18,9 @@ from typing import Any
 from plugyard.discovery import catalog
 from plugyard.discovery.candidates import EVERYTHING, Scope
 from plugyard.discovery.catalog import EntryKey
+from plugyard.discovery.cores import idle_cores
 from plugyard.discovery.documents import Document
-from plugyard.discovery.embedders import Embedder, Vectors
+from plugyard.discovery.embedders import Embedder, Vectors, embed_bulk
 from plugyard.discovery.engine import HybridIndex
 from plugyard.discovery.engine import Match as Hit
 from plugyard.discovery.vector_store import StoredVector
@@ -32,6 +33,8 @@ _Staged = tuple[EntryKey, Document, str]
 #: ``progress(done, total)`` after each batch of entries during a build.
 Progress = Callable[[int, int], None]
 BATCH = 256
+#: Fewer entries to embed than this are not worth watching the machine for threads.
+MANY = 64
 
 
 class QueryMemo:
@@ -71,6 +74,9 @@ class QueryMemo:
             self._memo.move_to_end(key)
         return hit.copy()
 
+    def embed_bulk(self, texts: Sequence[str], workers: int) -> Vectors:
+        return embed_bulk(self.inner, texts, workers)
+
 
 @dataclass(frozen=True, slots=True)
 class Changes:
@@ -82,8 +88,12 @@ class Changes:
 
 
 class SyncedIndex:
-    def __init__(self, embedder: Embedder, **engine_options: Any) -> None:
+    def __init__(
+        self, embedder: Embedder, *, cores: Callable[[], int] = idle_cores, **engine_options: Any
+    ) -> None:
+        """``cores()`` says how many threads a build may embed on; asked once a build."""
         self.embedder = QueryMemo(embedder)
+        self._cores = cores
         self.engine = HybridIndex(self.embedder, **engine_options)
         self._keys: dict[str, EntryKey] = {}
         self._entries: dict[str, tuple[str, ...]] = {}  # plugin id -> its doc ids
@@ -147,8 +157,10 @@ class SyncedIndex:
         steps = [self._write(ready, precomputed)]
         if progress is not None:
             progress(len(ready), total)
+        # Decided once: asked per chunk, a build's own load would count against it.
+        workers = self._cores() if len(todo) >= MANY else 1
         for start in range(0, len(todo), BATCH):
-            steps.append(self._write(todo[start : start + BATCH], None))
+            steps.append(self._write(todo[start : start + BATCH], None, workers))
             if progress is not None:
                 progress(len(ready) + min(start + BATCH, len(todo)), total)
         saved = tuple(v for step in steps for v in step.saved)
@@ -199,12 +211,16 @@ class SyncedIndex:
         return pairs, stale
 
     def _write(
-        self, staged: Sequence[_Staged], precomputed: Mapping[str, tuple[str, Vectors]] | None
+        self,
+        staged: Sequence[_Staged],
+        precomputed: Mapping[str, tuple[str, Vectors]] | None,
+        workers: int = 1,
     ) -> Changes:
         changed = [s for s in staged if self._hashes.get(s[1].doc_id) != s[2]]
         if not changed:
             return Changes()
-        embedded = self.engine.upsert([doc for _, doc, _ in changed], precomputed)
+        docs = [doc for _, doc, _ in changed]
+        embedded = self.engine.upsert(docs, precomputed, workers)
         saved = []
         for key, doc, digest in changed:
             self._keys[doc.doc_id] = key

@@ -104,16 +104,12 @@ class MiniLMEmbedder:
         model_dir: Path | None = None,
         backend: Backend = "onnx-int8",
         cache_dir: Path | None = None,
-        batch_size: int = 32,
-        workers: int | None = None,
     ) -> None:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
         self._dir = model_dir or bundled_model_dir()
         self._digest = weights_digest(self._dir)
-        self._batch = batch_size
-        self._workers = workers
         self._tok = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
         self._tok.no_padding()
         self._tok.enable_truncation(MAX_TOKENS)
@@ -123,11 +119,12 @@ class MiniLMEmbedder:
         if backend == "numpy":
             self._run = NumpyForward(weights)
         else:
-            from plugyard.discovery.minilm_onnx import OnnxForward
+            from plugyard.discovery.minilm_onnx import GRAPH, OnnxForward
 
             cache = None
             if backend == "onnx-int8":
-                cache = (cache_dir or default_cache_dir()) / f"minilm-{self._digest[:16]}-int8.onnx"
+                name = f"minilm-{self._digest[:16]}-{GRAPH}-int8.onnx"
+                cache = (cache_dir or default_cache_dir()) / name
             self._run = OnnxForward(weights, _LAYERS, _HEADS, _EPS, int8_cache=cache)
 
     @property
@@ -145,62 +142,41 @@ class MiniLMEmbedder:
         return len(self._tok.encode(text).ids)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
+        """One thread, always: queries run beside other work (see OnnxForward)."""
+        return self._encode(texts, 1)
+
+    def embed_bulk(self, texts: Sequence[str], workers: int) -> Vectors:
+        """An index build's texts on up to `workers` threads (the caller decides how
+        many once per build, cores.idle_cores); the vectors equal `embed`'s."""
+        return self._encode(texts, workers)
+
+    def _encode(self, texts: Sequence[str], workers: int) -> Vectors:
+        # Each text is run on its own. int8 quantises activations with one scale per
+        # run, so a text batched with others got a vector that depended on them (and
+        # on padding): re-indexed alone, an entry came out different from its build,
+        # and a query never matched the conditions its documents were embedded in.
+        # Alone, a text is also nearer fp32 (median cosine 0.9942 against 0.9937) and
+        # costs less CPU than in batches of 32 did: no padding, and its activations
+        # stay in the core's cache (bench/RESULTS.md, "Index build: 4x").
         out = np.zeros((len(texts), _HIDDEN), dtype=np.float32)
         if not texts:
             return out
         encodings = self._tok.encode_batch(list(texts))
-        # Batch texts of similar length so padding costs little.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        batches = _batches([len(encodings[i].ids) for i in order], order, self._batch)
 
-        def run(rows: list[int]) -> Vectors:
-            width = len(encodings[rows[-1]].ids)
-            ids = np.zeros((len(rows), width), dtype=np.int64)
-            mask = np.zeros((len(rows), width), dtype=np.int64)
-            for r, i in enumerate(rows):
-                n = len(encodings[i].ids)
-                ids[r, :n] = encodings[i].ids
-                mask[r, :n] = 1
-            return self._run(ids, mask)
+        def run(i: int) -> Vectors:
+            ids = np.asarray([encodings[i].ids], dtype=np.int64)
+            return np.asarray(self._run(ids, np.ones_like(ids))[0], dtype=np.float32)
 
-        workers = 1
-        if len(batches) > 1 and self.backend != "numpy":
-            workers = self._workers or idle_cores()
-        if workers <= 1:
-            for rows in batches:
-                out[rows] = run(rows)
+        if min(workers, len(texts)) <= 1 or self.backend == "numpy":
+            for i in range(len(texts)):
+                out[i] = run(i)
             return out
-        # A bulk build (an index of thousands of entries): onnxruntime releases the GIL,
-        # so single-threaded sessions on separate batches scale with the idle cores,
-        # better than intra-op threads on matrices this small. Queries never get here.
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for rows, vectors in zip(batches, pool.map(run, batches), strict=True):
-                out[rows] = vectors
+        # onnxruntime releases the GIL, so single-threaded sessions on separate texts
+        # scale with the cores, better than intra-op threads on matrices this small.
+        with ThreadPoolExecutor(max_workers=min(workers, len(texts))) as pool:
+            for i, vector in enumerate(pool.map(run, range(len(texts)))):
+                out[i] = vector
         return out
-
-
-def idle_cores() -> int:
-    """Cores the 1-minute load average leaves free (at least one): a bulk embedding
-    uses them, and on a busy machine it stays on one thread, as queries always do."""
-    cores = os.cpu_count() or 1
-    try:
-        busy = os.getloadavg()[0]
-    except OSError:  # not available on this platform
-        return 1
-    return max(1, min(cores, round(cores - busy)))
-
-
-def _batches(lengths: list[int], order: list[int], size: int) -> list[list[int]]:
-    """Cut length-sorted rows into batches, also whenever padding to the
-    longest row would more than double a row's work: a plugin's name (5
-    tokens) batched with its 240-token details cost 3x the details alone."""
-    out: list[list[int]] = []
-    start = 0
-    for end in range(1, len(order) + 1):
-        if end == len(order) or end - start == size or lengths[end] > 2 * lengths[start] + 8:
-            out.append(order[start:end])
-            start = end
-    return out
 
 
 def _erf(x: _Floats) -> NDArray[np.float32]:

@@ -2,14 +2,15 @@
 
 Building takes well under a second, so no exported file is cached on disk:
 nothing can go stale when the weights change, and no model file has to be
-shipped. The graph is the plain opset-17 form of the HuggingFace BertModel
-plus sentence-transformers' mean pooling and L2 normalisation; onnxruntime's
-own optimiser fuses LayerNorm/GELU/attention patterns where it can.
+shipped. The graph is the HuggingFace BertModel in opset 17 plus
+sentence-transformers' mean pooling and L2 normalisation, with attention and
+bias+GELU written as onnxruntime's fused operators (its optimiser fused the
+LayerNorms of the plain form but neither of these): the same function, 1e-7
+apart in fp32, and an index build ~11% less CPU in int8.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 from pathlib import Path
@@ -21,6 +22,9 @@ from numpy.typing import NDArray
 from plugyard.discovery.embedders import Vectors
 
 _OPSET = 17
+_CONTRIB = "com.microsoft"
+#: Names the graph's form; a cached int8 file of another form is not read.
+GRAPH = "fused1"
 
 
 class _Graph:
@@ -43,6 +47,14 @@ class _Graph:
         self._n += 1
         out = f"{kind.lower()}_{self._n}"
         self.nodes.append(self.helper.make_node(kind, list(inputs), [out], **attrs))
+        return out
+
+    def contrib(self, kind: str, *inputs: str, **attrs: Any) -> str:
+        """An onnxruntime (com.microsoft) operator."""
+        self._n += 1
+        out = f"{kind.lower()}_{self._n}"
+        node = self.helper.make_node(kind, list(inputs), [out], domain=_CONTRIB, **attrs)
+        self.nodes.append(node)
         return out
 
     def linear(self, x: str, w: NDArray[np.float32], b: NDArray[np.float32], name: str) -> str:
@@ -72,7 +84,6 @@ def build_bert_mean_pool(
     w = {k: np.asarray(v) for k, v in weights.items()}
     g = _Graph()
     hidden = int(w["embeddings.word_embeddings.weight"].shape[1])
-    dh = hidden // heads
 
     def i64(*v: int) -> NDArray[np.int64]:
         return np.array(v, dtype=np.int64)
@@ -98,34 +109,24 @@ def build_bert_mean_pool(
     )
 
     maskf = g.op("Cast", "attention_mask", to=TensorProto.FLOAT)
-    # Padding gets the most negative float added before softmax, as HF does.
-    bias = g.op(
-        "Mul",
-        g.op("Sub", g.const("fone", f32(1.0)), maskf),
-        g.const("neg", f32(float(np.finfo(np.float32).min))),
-    )
-    bias = g.op("Unsqueeze", bias, g.const("ax12", i64(1, 2)))
-    split_shape = g.const("split_heads", i64(0, 0, heads, dh))
-    merge_shape = g.const("merge_heads", i64(0, 0, hidden))
-    scale = g.const("scale", f32(1.0 / math.sqrt(dh)))
-    thirds = g.const("thirds", i64(hidden, hidden, hidden))
-    root_half = g.const("rsqrt2", f32(1.0 / math.sqrt(2.0)))
-    half = g.const("half", f32(0.5))
+    # onnxruntime's fused attention: one kernel for the QKV projection, the
+    # heads, the masked softmax and the context (the plain-op form spent a fifth
+    # of its time moving heads around), quantised as a whole (QAttention).
+    mask = g.op("Cast", "attention_mask", to=TensorProto.INT32)
 
     for i in range(layers):
         p = f"encoder.layer.{i}."
         a = p + "attention.self."
         qkv_w = np.concatenate([w[a + n + ".weight"] for n in ("query", "key", "value")])
         qkv_b = np.concatenate([w[a + n + ".bias"] for n in ("query", "key", "value")])
-        qkv = g.linear(x, qkv_w, qkv_b, f"l{i}.qkv")
-        q_out, k_out, v_out = f"q_{i}", f"k_{i}", f"v_{i}"
-        g.nodes.append(g.helper.make_node("Split", [qkv, thirds], [q_out, k_out, v_out], axis=-1))
-        q = g.op("Transpose", g.op("Reshape", q_out, split_shape), perm=[0, 2, 1, 3])
-        k = g.op("Transpose", g.op("Reshape", k_out, split_shape), perm=[0, 2, 3, 1])
-        v = g.op("Transpose", g.op("Reshape", v_out, split_shape), perm=[0, 2, 1, 3])
-        scores = g.op("Add", g.op("Mul", g.op("MatMul", q, k), scale), bias)
-        ctx = g.op("MatMul", g.op("Softmax", scores, axis=-1), v)
-        ctx = g.op("Reshape", g.op("Transpose", ctx, perm=[0, 2, 1, 3]), merge_shape)
+        ctx = g.contrib(
+            "Attention",
+            x,
+            g.const(f"l{i}.qkv.w", np.asarray(qkv_w, np.float32).T),
+            g.const(f"l{i}.qkv.b", qkv_b),
+            mask,
+            num_heads=heads,
+        )
         attn = g.linear(
             ctx,
             w[p + "attention.output.dense.weight"],
@@ -139,12 +140,16 @@ def build_bert_mean_pool(
             f"l{i}.ln1",
             eps,
         )
-        h = g.linear(
-            x, w[p + "intermediate.dense.weight"], w[p + "intermediate.dense.bias"], f"l{i}.i"
+        # Exact (erf) GELU, as BERT's "gelu" activation, with the bias in one kernel.
+        h = g.contrib(
+            "BiasGelu",
+            g.op(
+                "MatMul",
+                x,
+                g.const(f"l{i}.i.w", np.asarray(w[p + "intermediate.dense.weight"], np.float32).T),
+            ),
+            g.const(f"l{i}.i.b", w[p + "intermediate.dense.bias"]),
         )
-        # Exact (erf) GELU, as BERT's "gelu" activation.
-        erf = g.op("Erf", g.op("Mul", h, root_half))
-        h = g.op("Mul", g.op("Mul", h, half), g.op("Add", erf, g.const(f"l{i}.one", f32(1.0))))
         out = g.linear(h, w[p + "output.dense.weight"], w[p + "output.dense.bias"], f"l{i}.f")
         x = g.layer_norm(
             g.op("Add", x, out),
@@ -180,7 +185,9 @@ def build_bert_mean_pool(
         ],
         initializer=g.inits,
     )
-    model = g.helper.make_model(graph, opset_imports=[g.helper.make_opsetid("", _OPSET)])
+    model = g.helper.make_model(
+        graph, opset_imports=[g.helper.make_opsetid("", _OPSET), g.helper.make_opsetid(_CONTRIB, 1)]
+    )
     model.ir_version = 8
     return bytes(model.SerializeToString())
 
@@ -203,7 +210,12 @@ def quantise_int8(model: bytes, target: Path) -> Path:
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         partial = Path(tmp) / target.name
         quantize_dynamic(
-            onnx.load_from_string(model), partial, per_channel=True, weight_type=QuantType.QInt8
+            onnx.load_from_string(model),
+            partial,
+            per_channel=True,
+            weight_type=QuantType.QInt8,
+            # Shape inference stops at onnxruntime's own operators; their outputs are float.
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
         )
         os.replace(partial, target)
     return target
