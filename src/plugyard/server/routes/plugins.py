@@ -64,8 +64,9 @@ async def list_plugins(
     ] = [],  # noqa: B006 - FastAPI copies a default; a list documents a list with no null
 ) -> Response:
     yard: Yard = request.app.state.yard
-    can_see = yard.rights(principal.subject, principal.roles)
-    shown = [p for p in yard.registry.list(family) if yard.visible(p, can_see)]
+    # One Sight for the whole listing (policy/sight.py), not a policy question per plugin.
+    sight = yard.sight(principal.subject, principal.roles)
+    shown = [p for p in yard.registry.list(family) if sight is None or sight.shows(p.descriptor)]
     return json_response(grouped(shown, capability or None))
 
 
