@@ -115,6 +115,16 @@ class Governing:
         book = self.policy
         return None if book is None else book.sight(Subject(subject, tuple(roles)))
 
+    def shows(
+        self, subject: str | None, roles: Sequence[str] = ()
+    ) -> Callable[[RegisteredPlugin], bool]:
+        """For a listing that walks the registry: whether ``subject`` sees a plugin, as
+        :meth:`visible` under :meth:`rights` answers, through one :meth:`sight`."""
+        sight = self.sight(subject, roles)
+        if sight is None:
+            return lambda plugin: True
+        return lambda plugin: sight.shows(plugin.descriptor)
+
     def visible(self, plugin: RegisteredPlugin, can_see: CanSee) -> bool:
         """Whether a listing shows ``plugin`` to a caller with ``can_see``."""
         ops = plugin.descriptor.operations

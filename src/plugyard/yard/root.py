@@ -93,6 +93,7 @@ class Yard:
     knowledge = forward("governing", Governing.knowledge)
     rights = forward("governing", Governing.rights)
     sight = forward("governing", Governing.sight)
+    shows = forward("governing", Governing.shows)
     visible = forward("governing", Governing.visible)
 
     executor = forward("execution", Execution.executor)

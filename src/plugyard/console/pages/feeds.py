@@ -53,9 +53,9 @@ def op_choice(plugin: RegisteredPlugin) -> dict[str, Any]:
 
 def _schedulable(request: Request, who: Viewer) -> list[RegisteredPlugin]:
     yard = console_of(request).yard
-    can_see = yard.rights(who.subject, who.roles)
+    shows = yard.shows(who.subject, who.roles)
     return [p for p in yard.registry.list()
-            if p.descriptor.operations and p.available and yard.visible(p, can_see)]  # fmt: skip
+            if p.descriptor.operations and p.available and shows(p)]  # fmt: skip
 
 
 def _rows(request: Request, who: Viewer) -> list[dict[str, Any]]:

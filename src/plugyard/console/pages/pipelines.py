@@ -71,8 +71,8 @@ def _editor(request: Request, who: Viewer, document: dict[str, Any], capability:
     yard = console_of(request).yard
     names = _capabilities(document)
     chosen = capability if capability in names else (names[0] if names else "MODEL")
-    can_see = yard.rights(who.subject, who.roles)
-    shown = [p for p in yard.registry.list() if yard.visible(p, can_see)]
+    shows = yard.shows(who.subject, who.roles)
+    shown = [p for p in yard.registry.list() if shows(p)]
     view = palette_view(shown, [chosen])
     checked = validate(document, yard.registry)
     try:

@@ -32,13 +32,13 @@ MAX_VALUE = 65536
 def requirements(request: Request, who: Viewer) -> list[dict[str, Any]]:
     """One row per (plugin, operation, secret) the viewer may see."""
     yard = console_of(request).yard
-    can_see = yard.rights(who.subject, who.roles)
+    shows = yard.shows(who.subject, who.roles)
     administration = yard.admin
     mine = {s.name for s in administration.secrets(scope="user", owner=who.subject)}
     system = {s.name for s in administration.secrets(scope="system")}
     rows = []
     for plugin in yard.registry.list():
-        if not plugin.descriptor.op_auth or not yard.visible(plugin, can_see):
+        if not plugin.descriptor.op_auth or not shows(plugin):
             continue
         for op, auth in sorted(plugin.descriptor.op_auth.items()):
             for name, need in sorted(auth.secrets.items()):

@@ -64,9 +64,8 @@ async def list_plugins(
     ] = [],  # noqa: B006 - FastAPI copies a default; a list documents a list with no null
 ) -> Response:
     yard: Yard = request.app.state.yard
-    # One Sight for the whole listing (policy/sight.py), not a policy question per plugin.
-    sight = yard.sight(principal.subject, principal.roles)
-    shown = [p for p in yard.registry.list(family) if sight is None or sight.shows(p.descriptor)]
+    shows = yard.shows(principal.subject, principal.roles)  # one Sight, not one per plugin
+    shown = [p for p in yard.registry.list(family) if shows(p)]
     return json_response(grouped(shown, capability or None))
 
 
