@@ -4,7 +4,8 @@ in memory (tests, benchmarks, hosts without persistence).
 A row is one subject's request accepted for one tool. The pair (subject, tool,
 normalised request) is unique, so the same feedback sent 10,000 times is one row.
 Vectors are a cache: a row whose ``embedder`` is not the current one is embedded again
-when the index is built, and the new vector written back.
+when the index is built (or the row first read from another replica's change), and the
+new vector written back.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ from plugyard.store.schema import remembered_requests as table
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
+
+#: The change log topic naming a tool whose rows were added or deleted (migration 0014):
+#: what other replicas follow to learn together (Learning.reconcile).
+TOPIC = table.name
 
 
 def digest(query: str) -> str:
