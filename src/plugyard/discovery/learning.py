@@ -305,16 +305,16 @@ class Learning:
         with self._lock:
             if not (self._loaded and self.settings.enabled):
                 return
-            if tools is None:
-                rows = self.repository.rows()
-                chosen = set(self._taught) | {r.doc_id for r in rows}
-            else:
-                chosen = set(tools)
-                rows = [r for tool in sorted(chosen) for r in self.repository.rows(doc_id=tool)]
-            stored = {r.id for r in rows}
-            held = [i for tool in chosen for i in self._taught.get(tool, {})]
+            # Ids first: only the rows this replica lacks are read with their vectors.
+            chosen = None if tools is None else set(tools)
+            stored = self.repository.ids(chosen)
+            held = (
+                list(self._tool_of)
+                if chosen is None
+                else [i for tool in chosen for i in self._taught.get(tool, {})]
+            )
             self._forget([i for i in held if i not in stored])
-            new = [r for r in rows if r.id not in self._tool_of]
+            new = self.repository.by_ids(i for i in stored if i not in self._tool_of)
             made = self._vectors(new)
             for r in new:
                 self._learn(r, _first(made.get(r.id), r.vector))
