@@ -73,6 +73,19 @@ def test_rows_go_by_subject_request_plugin_tool_and_age(repo: RememberedReposito
     assert again.embedder == "n:3" and again.vector is not None and not again.vector.any()
 
 
+def test_a_follower_lists_a_tools_ids_and_reads_only_the_rows_it_lacks(
+    repo: RememberedRepository,
+) -> None:
+    made = [repo.add(row("ana", tool, q)) for tool, q in (("p/op", "a"), ("p", "b"), ("q", "c"))]
+    first, second, third = (m.id for m in made if m is not None)
+    assert repo.ids() == {first, second, third}
+    assert repo.ids(["p/op", "q"]) == {first, third}
+    assert repo.ids([]) == set()
+    read = repo.by_ids([third, first, 999])
+    assert [(r.id, r.query) for r in read] == [(first, "a"), (third, "c")]
+    assert read[0].vector is not None and read[0].embedder == "m:3"
+
+
 def test_retention_keeps_the_newest_per_tool_and_forgets_old_ones() -> None:
     now = [1_000_000.0]
     rows = MemoryRememberedRepository()

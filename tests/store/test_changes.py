@@ -6,11 +6,13 @@ import threading
 import time
 
 import pytest
+from sqlalchemy import delete, insert, update
 
 from plugyard.store.changes import MemoryChangeLog, Retention, SqlChangeLog, prune_in_fleet
 from plugyard.store.keys import SqlKeyRepository
 from plugyard.store.leases import SqlLeases
 from plugyard.store.plugins import PluginRow
+from plugyard.store.schema import remembered_requests
 from plugyard.store.store import Store
 from plugyard.store.watch import ChangeWatcher, Polling
 
@@ -55,6 +57,23 @@ def test_key_revocations_are_logged(store: Store) -> None:
     keys.revoke(info.id)
     topics = [c.topic for c in SqlChangeLog(store).after(0)]
     assert "api_keys" in topics and topics.count("api_keys") >= 2
+
+
+def test_remembered_requests_log_their_tool_when_added_or_deleted(store: Store) -> None:
+    values = {"plugin_id": "p", "subject": "ana", "query": "q", "created_at": 1.0}
+    with store.writing() as conn:
+        conn.execute(insert(remembered_requests).values(doc_id="p/run", digest="a", **values))
+        conn.execute(insert(remembered_requests).values(doc_id="p", digest="b", **values))
+    with store.writing() as conn:  # a cached vector rewritten: nothing to hear of
+        conn.execute(update(remembered_requests).values(embedder="m", vector=b"\0"))
+    with store.writing() as conn:
+        conn.execute(delete(remembered_requests).where(remembered_requests.c.doc_id == "p"))
+    logged = [(c.topic, c.subject) for c in SqlChangeLog(store).after(0)]
+    assert logged == [
+        ("remembered_requests", "p/run"),
+        ("remembered_requests", "p"),
+        ("remembered_requests", "p"),
+    ]
 
 
 def test_memory_change_log() -> None:

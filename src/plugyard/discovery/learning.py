@@ -11,7 +11,9 @@ Guards (docs/discovery.md): only a named subject teaches; one subject adds at mo
 so a flood of feedback moves nothing past that cap; a tool keeps at most
 :attr:`LearningSettings.keep` requests, none older than :attr:`LearningSettings.days`.
 Search ids live in this process only: a call that reaches another replica than the
-search teaches nothing, and feedback there is ``unknown_search``.
+search teaches nothing, and feedback there is ``unknown_search``. What is learned is
+shared: replicas on one store follow each other's records, removals and purges through
+the change log (:meth:`Learning.reconcile`, docs/scaling.md).
 """
 
 from __future__ import annotations
@@ -134,6 +136,7 @@ class Learning:
         self._plugin_of_row: dict[int, str] = {}
         self._dormant: dict[int, Vectors] = {}
         self._active: set[str] = set()
+        self._loaded = False  # until load(), the store is read in full when it comes
 
     # building -----------------------------------------------------------------------
 
@@ -156,6 +159,7 @@ class Learning:
             self.channel = MemoryChannel(self.embedder.dim, weight=self.settings.weight)
             self._examples.clear()
             self._put_examples(descriptors)
+            self._loaded = True
             if not self.settings.enabled:
                 return
             known = {d.id for d in descriptors}
@@ -165,11 +169,7 @@ class Learning:
             self.repository.delete(stale)
             gone = set(stale)
             rows = [r for r in rows if r.id not in gone]
-            identity = self.embedder.identity
-            todo = [r for r in rows if r.vector is None or r.embedder != identity]
-            fresh = self.embed([r.query for r in todo])
-            self.repository.save_vectors(identity, [(r.id, fresh[i]) for i, r in enumerate(todo)])
-            made = {r.id: fresh[i] for i, r in enumerate(todo)}
+            made = self._vectors(rows)
             self._taught.clear()
             self._tool_of.clear()
             self._dormant.clear()
@@ -188,6 +188,15 @@ class Learning:
                 matrix = np.vstack([self._dormant.pop(r.id) for r in live])
                 keys = [("learned", r.id) for r in live]
                 self.channel.add_many(keys, [r.doc_id for r in live], matrix)
+
+    def _vectors(self, rows: Sequence[Remembered]) -> dict[int, Vectors]:
+        """Vectors for the rows whose cached one is missing or another embedder's,
+        written back so the next reader reuses them."""
+        identity = self.embedder.identity
+        todo = [r for r in rows if r.vector is None or r.embedder != identity]
+        fresh = self.embed([r.query for r in todo])
+        self.repository.save_vectors(identity, [(r.id, fresh[i]) for i, r in enumerate(todo)])
+        return {r.id: fresh[i] for i, r in enumerate(todo)}
 
     def _quorate(self, tool: str) -> bool:
         return len(set(self._taught.get(tool, {}).values())) >= self.settings.quorum
@@ -283,6 +292,32 @@ class Learning:
         with self._lock:
             self.channel.remove(self._examples.pop(plugin_id, ()))
             self._forget(self.repository.delete_plugin(plugin_id))
+
+    # other replicas -----------------------------------------------------------------
+
+    def reconcile(self, tools: Iterable[str] | None = None) -> None:
+        """Make what is learned for ``tools`` (``None``: every tool) what the store
+        holds now, after another replica recorded, removed or purged requests (the
+        change log names the tools). Rows held already stay as they are; new ones join
+        with their stored vector when it is this embedder's, and each tool's quorum is
+        settled again, counting the subjects of every replica. Before :meth:`load`
+        there is nothing to reconcile: it reads the store itself."""
+        with self._lock:
+            if not (self._loaded and self.settings.enabled):
+                return
+            # Ids first: only the rows this replica lacks are read with their vectors.
+            chosen = None if tools is None else set(tools)
+            stored = self.repository.ids(chosen)
+            held = (
+                list(self._tool_of)
+                if chosen is None
+                else [i for tool in chosen for i in self._taught.get(tool, {})]
+            )
+            self._forget([i for i in held if i not in stored])
+            new = self.repository.by_ids(i for i in stored if i not in self._tool_of)
+            made = self._vectors(new)
+            for r in new:
+                self._learn(r, _first(made.get(r.id), r.vector))
 
     # search -------------------------------------------------------------------------
 

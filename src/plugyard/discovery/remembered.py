@@ -4,16 +4,17 @@ in memory (tests, benchmarks, hosts without persistence).
 A row is one subject's request accepted for one tool. The pair (subject, tool,
 normalised request) is unique, so the same feedback sent 10,000 times is one row.
 Vectors are a cache: a row whose ``embedder`` is not the current one is embedded again
-when the index is built, and the new vector written back.
+when the index is built (or the row first read from another replica's change), and the
+new vector written back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -25,6 +26,12 @@ from plugyard.store.schema import remembered_requests as table
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
+
+T = TypeVar("T")
+
+#: The change log topic naming a tool whose rows were added or deleted (migration 0014):
+#: what other replicas follow to learn together (Learning.reconcile).
+TOPIC = table.name
 
 
 def digest(query: str) -> str:
@@ -67,6 +74,14 @@ class RememberedRepository(Protocol):
 
     def delete(self, ids: Iterable[int]) -> None: ...
 
+    def ids(self, doc_ids: Iterable[str] | None = None) -> set[int]:
+        """The ids of every row, or of these tools' rows (no vectors read)."""
+        ...
+
+    def by_ids(self, ids: Iterable[int]) -> list[Remembered]:
+        """These rows (vectors included), oldest first; ids gone are left out."""
+        ...
+
     def created_before(self, cutoff: float) -> list[int]:
         """Ids of rows older than ``cutoff`` (epoch seconds)."""
         ...
@@ -76,6 +91,12 @@ class RememberedRepository(Protocol):
         ...
 
     def save_vectors(self, embedder: str, vectors: Sequence[tuple[int, Vectors]]) -> None: ...
+
+
+def _parts(items: Sequence[T]) -> Iterator[Sequence[T]]:
+    """An ``IN`` list in pieces a database takes."""
+    for start in range(0, len(items), 500):
+        yield items[start : start + 500]
 
 
 class MemoryRememberedRepository:
@@ -122,6 +143,15 @@ class MemoryRememberedRepository:
                 gone = self._rows.pop(i, None)
                 if gone is not None:
                     del self._once[(gone.subject, gone.doc_id, digest(gone.query))]
+
+    def ids(self, doc_ids: Iterable[str] | None = None) -> set[int]:
+        tools = None if doc_ids is None else set(doc_ids)
+        with self._lock:
+            return {r.id for r in self._rows.values() if tools is None or r.doc_id in tools}
+
+    def by_ids(self, ids: Iterable[int]) -> list[Remembered]:
+        with self._lock:
+            return [self._rows[i] for i in sorted(set(ids)) if i in self._rows]
 
     def created_before(self, cutoff: float) -> list[int]:
         with self._lock:
@@ -185,25 +215,36 @@ class SqlRememberedRepository:
         if doc_id is not None:
             query = query.where(table.c.doc_id == doc_id)
         with self._store.reading() as conn:
-            return [
-                Remembered(
-                    int(r.id),
-                    r.plugin_id,
-                    r.doc_id,
-                    r.subject,
-                    r.query,
-                    float(r.created_at),
-                    r.embedder,
-                    from_bytes(bytes(r.vector), self._dim) if r.vector is not None else None,
-                )
-                for r in conn.execute(query)
-            ]
+            return [self._row(r) for r in conn.execute(query)]
+
+    def _row(self, r: Any) -> Remembered:
+        vector = from_bytes(bytes(r.vector), self._dim) if r.vector is not None else None
+        return Remembered(int(r.id), r.plugin_id, r.doc_id, r.subject, r.query,
+                          float(r.created_at), r.embedder, vector)  # fmt: skip
+
+    def ids(self, doc_ids: Iterable[str] | None = None) -> set[int]:
+        if doc_ids is None:
+            with self._store.reading() as conn:
+                return {int(i) for (i,) in conn.execute(select(table.c.id))}
+        tools, found = sorted(set(doc_ids)), set[int]()
+        with self._store.reading() as conn:
+            for part in _parts(tools):
+                query = select(table.c.id).where(table.c.doc_id.in_(part))
+                found.update(int(i) for (i,) in conn.execute(query))
+        return found
+
+    def by_ids(self, ids: Iterable[int]) -> list[Remembered]:
+        found: list[Remembered] = []
+        with self._store.reading() as conn:
+            for part in _parts(sorted(set(ids))):
+                query = select(table).where(table.c.id.in_(part))
+                found.extend(self._row(r) for r in conn.execute(query))
+        return sorted(found, key=lambda r: r.id)
 
     def delete(self, ids: Iterable[int]) -> None:
-        chosen = list(ids)
         with self._store.writing() as conn:
-            for start in range(0, len(chosen), 500):
-                conn.execute(delete(table).where(table.c.id.in_(chosen[start : start + 500])))
+            for part in _parts(list(ids)):
+                conn.execute(delete(table).where(table.c.id.in_(part)))
 
     def created_before(self, cutoff: float) -> list[int]:
         query = select(table.c.id).where(table.c.created_at < cutoff)

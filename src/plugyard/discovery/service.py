@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -295,6 +295,12 @@ class DiscoveryService:
     def purge_memory(self, plugin_id: str, operation: str | None = None) -> int:
         """Forget the requests learned for a plugin (or one operation); the count."""
         return self.learning.purge(plugin_id, operation)
+
+    def remembered_changed(self, tools: Sequence[str] | None = None) -> None:
+        """Another replica changed what is learned for ``tools`` (``None``: anything,
+        its changes could not be listed): follow the store (the change log's
+        ``remembered_requests`` topic, docs/scaling.md)."""
+        self.learning.reconcile(tools)
 
     def remembered_count(self, plugin_id: str, operation: str | None = None) -> int:
         """How many requests memory holds for a tool (examples included)."""

@@ -3,7 +3,8 @@
 - at start, register what HomeClaw's ``external_plugins.json`` holds and the store
   lacks, and build the search index — so the first user does not pay for it;
 - follow the store's change log (LISTEN/NOTIFY on PostgreSQL, polling on SQLite), so a
-  plugin, key or policy another replica changed applies here within about a second;
+  plugin, key, policy or learned request another replica changed applies here within
+  about a second;
 - on a timer and under a lease (one replica of the fleet at a time), prune the change
   log to its retention (store/changes.py);
 - on a timer, read the registry again from the store, so plugins another process
@@ -23,14 +24,22 @@ import os
 import socket
 import uuid
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
+from plugyard.deferred import built
 from plugyard.errors import PlugyardError
 from plugyard.store.changes import Retention, prune_in_fleet
 from plugyard.store.leases import SqlLeases
 from plugyard.store.watch import ChangeWatcher
 from plugyard.yard import Yard
 
+if TYPE_CHECKING:
+    from plugyard.discovery.service import DiscoveryService
+
 log = logging.getLogger("plugyard.server")
+#: The change log topic of learned requests (discovery/remembered.py): a literal, so
+#: following changes does not import discovery (its model) before it is used.
+REMEMBERED = "remembered_requests"
 
 
 async def at_start(yard: Yard) -> None:
@@ -95,7 +104,8 @@ class FeedLoop:
 def follow_changes(yard: Yard, forget_keys: Callable[[], None]) -> ChangeWatcher:
     """Hear of what other replicas change on the same database (store/watch.py): the
     registry re-reads the plugins named (so the search index follows its events), the
-    key cache and the policy book drop what they hold. Started by the caller."""
+    key cache and the policy book drop what they hold, discovery's memory re-reads the
+    tools whose learned requests changed. Started by the caller."""
     policy = yard.policy
 
     def keys_changed(_subjects: Sequence[str]) -> None:
@@ -105,11 +115,18 @@ def follow_changes(yard: Yard, forget_keys: Callable[[], None]) -> ChangeWatcher
         if policy is not None:
             policy.refresh()
 
+    def remembered_changed(tools: Sequence[str] | None) -> None:
+        # Not built yet: it reads the store's rows when its index is first built.
+        discovery: DiscoveryService | None = built(yard, "discovery")
+        if discovery is not None:
+            discovery.remembered_changed(tools)
+
     def everything() -> None:
         # Away longer than the change log keeps: what changed cannot be listed.
         yard.registry.refresh()
         forget_keys()
         policy_changed(())
+        remembered_changed(None)
 
     watcher = ChangeWatcher.over(
         yard.store,
@@ -118,6 +135,7 @@ def follow_changes(yard: Yard, forget_keys: Callable[[], None]) -> ChangeWatcher
             "api_keys": keys_changed,
             "api_subjects": keys_changed,
             "policies": policy_changed,
+            REMEMBERED: remembered_changed,
         },
         resync=everything,
     )

@@ -35,8 +35,10 @@ CHANNEL = "plugyard_changes"
 @dataclass(frozen=True, slots=True)
 class Change:
     seq: int
-    topic: str  # the table: plugins, api_keys, api_subjects, policies, mcp_tool_pins
-    subject: str  # the row's id (a policy's seq, a pin's plugin id)
+    #: the table: plugins, api_keys, api_subjects, policies, mcp_tool_pins,
+    #: remembered_requests
+    topic: str
+    subject: str  # the row's id (a policy's seq, a pin's plugin id, a request's tool)
 
 
 #: The default retention: an hour, and at least the last 10,000 changes.
