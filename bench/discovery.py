@@ -239,7 +239,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 from discovery_synthetic import synthetic_section
 
                 sizes = [int(n) for n in args.synthetic.split(",") if n.strip()]
-                out["synthetic"] = synthetic_section(service, rows, single, sizes, Path(tmp))
+                out["synthetic"] = synthetic_section(
+                    service, rows, single, sizes, Path(tmp), args.remembered
+                )
         finally:
             service.close()
             store.close()
@@ -292,6 +294,9 @@ def main(argv: list[str] | None = None) -> None:
         "--threads", type=int, default=0, help="threads the build embeds on (default: idle cores)"
     )
     parser.add_argument("--synthetic", default="", help="catalog sizes, e.g. 10000,100000")
+    parser.add_argument(
+        "--remembered", type=int, default=10, help="with --synthetic: requests per plugin"
+    )
     parser.add_argument("--feedback", default="", help="JSONL of {query, relevant} to learn")
     parser.add_argument(
         "--cold", action="store_true", help="teach nothing; evaluate what --feedback leaves"

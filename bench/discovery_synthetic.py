@@ -77,13 +77,17 @@ def _pool(service: DiscoveryService, queries: list[dict[str, Any]]) -> np.ndarra
 
 
 def _remembered(
-    plugins: list[RegisteredPlugin], pool: np.ndarray, mix: np.random.Generator, identity: str
+    plugins: list[RegisteredPlugin],
+    pool: np.ndarray,
+    mix: np.random.Generator,
+    identity: str,
+    per_plugin: int = REMEMBERED,
 ) -> MemoryRememberedRepository:
-    """REMEMBERED requests per plugin (at most MAX_REMEMBERED in all), as a restart finds
+    """``per_plugin`` requests per plugin (at most MAX_REMEMBERED in all), as a restart finds
     them in the store: vectors cached under the embedder's identity, each tool taught by
     enough subjects to count. Texts are placeholders; vectors are mixed as above."""
     rows = MemoryRememberedRepository()
-    per = max(1, min(REMEMBERED, MAX_REMEMBERED // max(1, len(plugins))))
+    per = 0 if per_plugin <= 0 else max(1, min(per_plugin, MAX_REMEMBERED // max(1, len(plugins))))
     for p in plugins:
         for j in range(per):
             a, b = pool[mix.integers(len(pool))], pool[mix.integers(len(pool))]
@@ -102,6 +106,7 @@ def measure(
     n: int,
     pool: np.ndarray,
     tmp: Path,
+    remembered: int = REMEMBERED,
 ) -> dict[str, Any]:
     rng = random.Random(n)
     vocab = sorted({w for r in rows for w in (r.get("description") or "").split()})
@@ -145,7 +150,7 @@ def measure(
         marks["after"] = time.perf_counter()
 
     registry.subscribe(before)
-    learned = _remembered(plugins, pool, mix, identity)
+    learned = _remembered(plugins, pool, mix, identity, remembered)
     big = DiscoveryService(registry, service.embedder, vectors, Learning(service.embedder, learned))
     start = time.perf_counter()
     built = big.start()
@@ -198,6 +203,7 @@ def synthetic_section(
     queries: list[dict[str, Any]],
     sizes: list[int],
     tmp: Path,
+    remembered: int = REMEMBERED,
 ) -> list[dict[str, Any]]:
     pool = _pool(service, queries)
-    return [measure(service, rows, queries, n, pool, tmp) for n in sizes]
+    return [measure(service, rows, queries, n, pool, tmp, remembered) for n in sizes]
