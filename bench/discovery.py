@@ -29,7 +29,8 @@ way, queries that FILE holds are not evaluated: split a set by query first
 of their words swapped; vectors mixed from real MiniLM vectors of DEV texts, written
 to the vector store first, so the service loads them as it would after a restart) and
 measures search latency with the query embedding included, and the time to re-index
-one changed plugin. See discovery_synthetic.py.
+one changed plugin, with ``--remembered N`` requests per plugin in memory (10 by
+default, at most 100,000 in all; 0 for none). See discovery_synthetic.py.
 """
 
 from __future__ import annotations
