@@ -68,10 +68,10 @@ class MemoryChannel:
         self.weight = weight
         self._vectors = VectorRows(dim, moments=False)
         self._keys: list[Hashable] = []
-        self._owners: list[str] = []
         self._row: dict[Hashable, int] = {}
         self._tool_rows: dict[str, set[int]] = {}
-        # Each row's tool as a small integer, for the grouped top-3 of the exact path.
+        # Each row's tool as a small integer (its name in _tool_names): the owner of a
+        # row, and the groups of the vectorised top-3.
         self._tool_id: dict[str, int] = {}
         self._tool_names: list[str] = []
         self._gid = np.zeros(1024, dtype=np.int64)
@@ -110,7 +110,6 @@ class MemoryChannel:
         for i in picked:
             row, key, tool = len(self._keys), keys[i], tools[i]
             self._keys.append(key)
-            self._owners.append(tool)
             self._row[key] = row
             self._tool_rows.setdefault(tool, set()).add(row)
             self._set_gid(row, tool)
@@ -139,15 +138,15 @@ class MemoryChannel:
             if row is None:
                 continue
             last = len(self._keys) - 1
-            tool = self._owners[row]
+            tool = self._owner(row)
             rows = self._tool_rows[tool]
             rows.discard(row)
             if not rows:
                 del self._tool_rows[tool]
             self._vectors.swap_delete(row)
             if row != last:
-                moved_key, moved_tool = self._keys[last], self._owners[last]
-                self._keys[row], self._owners[row] = moved_key, moved_tool
+                moved_key, moved_tool = self._keys[last], self._owner(last)
+                self._keys[row] = moved_key
                 self._gid[row] = self._gid[last]
                 self._row[moved_key] = row
                 self._tool_rows[moved_tool].discard(last)
@@ -157,9 +156,11 @@ class MemoryChannel:
             if self._ann is not None:
                 self._ann.delete(last)
             self._keys.pop()
-            self._owners.pop()
             removed += 1
         return removed
+
+    def _owner(self, row: int) -> str:
+        return self._tool_names[int(self._gid[row])]
 
     def vectors(self, keys: Iterable[Hashable]) -> dict[Hashable, Vectors]:
         """The stored vectors of those ``keys`` that are held."""
