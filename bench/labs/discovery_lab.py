@@ -246,6 +246,17 @@ def blend(qs: QuerySet, weights: dict[str, float]) -> Matrix:
     return out
 
 
+def shipped(qs: QuerySet) -> Matrix:
+    """The product's cold fusion (fusion.DEFAULT) on the lab's channels."""
+    policy = fusion.DEFAULT
+    short, long = (
+        {"dense_fields": b.dense, "bm25_fields": b.keywords, "bm25_one": b.keywords_whole}
+        for b in (policy.short, policy.long)
+    )
+    pick = (qs.words > policy.long_query)[:, None]
+    return np.where(pick, blend(qs, long), blend(qs, short))
+
+
 def objective(figures: dict[str, dict[str, float]]) -> float:
     """Single-tool R@5 and multi-tool COMP@5 of every set, equally weighted."""
     return statistics.mean(v for f in figures.values() for v in (f["r5"], f["comp5"]))
@@ -403,15 +414,6 @@ def main(argv: list[str] | None = None) -> None:
     _, best_label, best_make = schemes[0]
     print(f"\nchosen on the tuning half: {best_label}")
 
-    def shipped(qs: QuerySet) -> Matrix:
-        policy = fusion.DEFAULT
-        short, long = (
-            {"dense_fields": b.dense, "bm25_fields": b.keywords, "bm25_one": b.keywords_whole}
-            for b in (policy.short, policy.long)
-        )
-        pick = (qs.words > policy.long_query)[:, None]
-        return np.where(pick, blend(qs, long), blend(qs, short))
-
     show("shipped (fusion.DEFAULT)", shipped)
 
     print("\nmemory channel added to the chosen cold scheme (remembered = tuning half):")
@@ -549,15 +551,6 @@ def memory_main(sets: list[QuerySet], embed: CachedEmbedder, only: str = "") -> 
     ]
     head = "| memory | per tool | set | R@1 | R@5 | COMP@5 multi | R@5 multi |"
     print("\n" + head + "\n" + "|---" * 7 + "|")
-
-    def shipped(qs: QuerySet) -> Matrix:
-        policy = fusion.DEFAULT
-        short, long = (
-            {"dense_fields": b.dense, "bm25_fields": b.keywords, "bm25_one": b.keywords_whole}
-            for b in (policy.short, policy.long)
-        )
-        pick = (qs.words > policy.long_query)[:, None]
-        return np.where(pick, blend(qs, long), blend(qs, short))
 
     for qs in sets:
         held = ~fed(qs)
