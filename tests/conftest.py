@@ -53,6 +53,21 @@ def postgres_database() -> Iterator[URL]:
         yield database
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store URL on each backend in turn: a SQLite file, then the emptied PostgreSQL
+    database of the session (emptied again afterwards)."""
+    from plugyard.store import testing
+
+    if request.param == "sqlite":
+        yield str(tmp_path / "yard.db")
+        return
+    database: URL = request.getfixturevalue("postgres_database")
+    testing.reset_database(database)
+    yield database.render_as_string(hide_password=False)
+    testing.reset_database(database)
+
+
 @pytest.fixture(scope="session")
 def ray_local() -> Iterator[None]:
     """One Ray instance on loopback for the session (starting one takes seconds): the

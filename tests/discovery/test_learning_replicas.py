@@ -9,17 +9,14 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy.engine import URL
 
 from plugyard.discovery.learning import Learning, LearningSettings
 from plugyard.discovery.remembered import TOPIC, SqlRememberedRepository
 from plugyard.discovery.service import DiscoveryService
 from plugyard.discovery.vector_store import MemoryVectorRepository
-from plugyard.store import testing
 from plugyard.store.changes import Retention, SqlChangeLog
 from plugyard.store.store import Store
 from plugyard.store.watch import ChangeWatcher, Polling
@@ -50,23 +47,12 @@ class Replica:
         return self.svc.remembered_count("fitness", "run")  # two examples and what it learned
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "shared.db")
-        return
-    url: URL = request.getfixturevalue("postgres_database")
-    testing.reset_database(url)
-    yield url.render_as_string(hide_password=False)
-    testing.reset_database(url)
-
-
 @pytest.fixture
-def replicas(database: str) -> Iterator[Any]:
+def replicas(database_url: str) -> Iterator[Any]:
     opened: list[Replica] = []
 
     def make(start: bool = True, **settings: Any) -> Replica:
-        store = Store.open(database)
+        store = Store.open(database_url)
         embedder = CountingEmbedder()
         repository = SqlRememberedRepository(store, embedder.dim)
         learning = Learning(embedder, repository, LearningSettings(**settings))

@@ -6,29 +6,13 @@ unreachable and is skipped elsewhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from sqlalchemy.engine import URL
-
 from plugyard.manifest.model import Operation, PluginDescriptor
 from plugyard.registry.model import RegisteredPlugin, SourceKind
-from plugyard.store import testing
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "yard.db")
-        return
-    database: URL = request.getfixturevalue("postgres_database")
-    testing.reset_database(database)
-    yield database.render_as_string(hide_password=False)
-    testing.reset_database(database)
 
 
 def descriptor(plugin_id: str, **fields: Any) -> PluginDescriptor:
