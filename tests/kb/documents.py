@@ -4,6 +4,7 @@ an image, an encrypted one, a corrupt one), DOCX by python-docx, images from a P
 from __future__ import annotations
 
 import io
+import struct
 import zlib
 
 import pypdfium2 as pdfium
@@ -108,3 +109,11 @@ def docx_bytes(*paragraphs: str) -> bytes:
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
+
+
+def png_header(width: int, height: int, body: bytes = b"") -> bytes:
+    """A PNG signature and IHDR declaring ``width`` × ``height`` gray pixels (the data
+    after it need not be a whole image: budgets are checked from the header)."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    chunk = struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr
+    return b"\x89PNG\r\n\x1a\n" + chunk + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)) + body
