@@ -1,4 +1,4 @@
-"""What one document may cost to read, and the cheap measurements that are taken before
+"""What one document may cost to read (and what the worker reading it may use), and the cheap measurements that are taken before
 the expensive work they guard.
 
 A small document can describe an enormous one: a 339-byte PDF with one 10,000-point
@@ -41,6 +41,16 @@ class Budgets:
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> Budgets:
         return cls(**{k: int(v) for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True, slots=True)
+class CageLimits:
+    """What one worker may use (``Settings.kb_worker_*``, docs/shu.md)."""
+
+    memory_mb: int = 1024  # address space of a worker (and of Tesseract under it)
+    cpu_s: float = 30.0  # CPU seconds per document
+    wall_s: float = 60.0  # wall-clock seconds per document
+    workers: int = 2  # workers at most, spawned when first needed
 
 
 def too_complex(budget: str, value: int, limit: int, **more: Any) -> KnowledgeError:

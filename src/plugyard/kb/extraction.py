@@ -26,6 +26,7 @@ from typing import Any, Literal, get_args
 
 from plugyard.kb import formats
 from plugyard.kb.budgets import Budgets, check, image_size
+from plugyard.kb.cancel import Cancel
 from plugyard.kb.errors import KnowledgeError
 from plugyard.kb.ocr import OcrEngine
 
@@ -77,14 +78,22 @@ class TextExtractor:
         self.budgets = budgets or Budgets()
 
     def extract(
-        self, data: bytes, filename: str | None, mime_type: str | None, mode: str | None = None
+        self,
+        data: bytes,
+        filename: str | None,
+        mime_type: str | None,
+        mode: str | None = None,
+        cancel: Cancel | None = None,
     ) -> Extraction:
+        """The document's text; ``cancel`` is looked at between pages (in-process
+        nothing else can stop PDFium or Tesseract: the cage kills its worker)."""
         chosen = check_mode(mode)
+        cancel = cancel or Cancel()
         started = time.perf_counter()
         kind = formats.kind_of(data, filename, mime_type)
         details: dict[str, Any] = {"format": kind, "ocr_mode": chosen, "bytes": len(data)}
         if kind == "pdf":
-            found = self._pdf(data, chosen, details)
+            found = self._pdf(data, chosen, details, cancel)
         elif kind == "image":
             found = self._image(data, chosen, details)
         elif kind == "html":
@@ -131,7 +140,9 @@ class TextExtractor:
             return Extraction("", "none", "none")
         return self.ocr_image(data)
 
-    def _pdf(self, data: bytes, mode: OcrMode, details: dict[str, Any]) -> Extraction:
+    def _pdf(
+        self, data: bytes, mode: OcrMode, details: dict[str, Any], cancel: Cancel
+    ) -> Extraction:
         budgets = self.budgets
         with formats.pdf_document(data) as document:
             count = document.pages
@@ -140,7 +151,10 @@ class TextExtractor:
                 data, count, budgets.page_content_bytes, budgets.image_pixels
             )
             details["pages"] = count
-            texts = [document.page_text(i) for i in range(count)]
+            texts = []
+            for index in range(count):
+                cancel.check()
+                texts.append(document.page_text(index))
             if mode == "never" or (mode == "fallback" and any(texts)):
                 return Extraction("\n\n".join(t for t in texts if t), "pdf_text", "pdfium")
             wanted = [i for i, t in enumerate(texts) if mode in ("always", "fallback") or not t]
@@ -151,6 +165,7 @@ class TextExtractor:
             skipped = wanted[self._max_pages :]
             confidences: list[float] = []
             for index in wanted[: self._max_pages]:
+                cancel.check()
                 # (page_image releases PDFium's lock before OCR starts)
                 read = self.ocr.read(document.page_image(index, budgets.page_pixels))
                 texts[index] = read.text.strip()
