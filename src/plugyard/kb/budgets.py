@@ -53,9 +53,11 @@ class CageLimits:
     workers: int = 2  # workers at most, spawned when first needed
 
 
-def too_complex(budget: str, value: int, limit: int, **more: Any) -> KnowledgeError:
+def too_complex(budget: str, value: int | None, limit: int, **more: Any) -> KnowledgeError:
+    """``value`` is ``None`` when a worker was stopped at the limit (CPU, wall, memory)."""
+    said = f"{value} > {limit}" if value is not None else f"the limit is {limit}"
     return KnowledgeError(
-        f"the document exceeds the {budget} budget ({value} > {limit})",
+        f"reading the document exceeds the {budget} budget ({said})",
         code="document_too_complex",
         budget=budget,
         value=value,
@@ -101,7 +103,7 @@ def image_size(data: bytes) -> tuple[int, int] | None:
 
 def _jpeg_size(data: bytes) -> tuple[int, int] | None:
     at = 2
-    while at + 9 < len(data):
+    while at + 9 <= len(data):
         if data[at] != 0xFF:
             return None
         marker = data[at + 1]

@@ -203,8 +203,8 @@ class Cage:
                     return worker
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise too_complex("wall_seconds", int(self.limits.wall_s),
-                                      int(self.limits.wall_s), waited=True)  # fmt: skip
+                    raise too_complex("wall_seconds", None, int(self.limits.wall_s),
+                                      waited=True)  # fmt: skip
                 self._cond.wait(left)
 
     def _wake(self) -> None:
@@ -228,21 +228,14 @@ class Cage:
         if worker.killed == "cancelled" or cancel.cancelled:
             return KnowledgeError("the ingestion was cancelled", code="cancelled")
         if worker.killed == "deadline":
-            return too_complex("wall_seconds", int(limits.wall_s), int(limits.wall_s))
+            return too_complex("wall_seconds", None, int(limits.wall_s))
         code = worker.proc.returncode
         if code == -signal.SIGXCPU:
-            return too_complex("cpu_seconds", int(limits.cpu_s), int(limits.cpu_s))
+            return too_complex("cpu_seconds", None, int(limits.cpu_s))
         if code in (-signal.SIGKILL, -signal.SIGABRT, -signal.SIGSEGV, -signal.SIGBUS):
             # Out of address space, PDFium and Tesseract abort (or fault on a failed
             # allocation); the kernel's OOM killer sends SIGKILL.
-            return KnowledgeError(
-                "reading the document needs more memory than the worker has",
-                code="document_too_complex",
-                budget="memory_bytes",
-                value=None,
-                limit=limits.memory_mb * 1024 * 1024,
-                exit=code,
-            )
+            return too_complex("memory_bytes", None, limits.memory_mb * 1024 * 1024, exit=code)
         return KnowledgeError(
             f"the extraction worker exited ({code})",
             code="document_unreadable",

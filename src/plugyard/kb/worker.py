@@ -16,6 +16,7 @@ exits, since its heap is not to be trusted after it.
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import sys
@@ -81,8 +82,8 @@ def serve(config: dict[str, Any]) -> None:
         if body is None:
             return
         request = _decode(body)
-        allowance = max(1, int(float(request.get("cpu_s") or 30) + 0.999))
-        soft = int(_cpu_used()) + 1 + allowance
+        allowance = max(1, math.ceil(float(request.get("cpu_s") or 30)))
+        soft = math.ceil(_cpu_used()) + allowance
         resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
         extractor = TextExtractor(engine, budgets=Budgets.from_data(request.get("budgets") or {}))
         started = time.perf_counter()
