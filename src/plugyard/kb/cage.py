@@ -162,7 +162,7 @@ class Cage:
             with cancel.stopping(lambda: worker.kill("cancelled")):
                 reply = worker.exchange(_encode({**request, "cpu_s": limits.cpu_s}), deadline)
         finally:
-            self._give_back(worker, healthy=reply is not None)
+            self._give_back(worker, healthy=reply is not None and not reply.get("retire"))
         if reply is None:
             raise self._death(worker, cancel)
         if "error" in reply:

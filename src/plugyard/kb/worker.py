@@ -9,8 +9,8 @@ wall-clock deadline were late. Tesseract runs as its child and inherits both.
 Frames on stdin and stdout: an 8-byte big-endian length, then a msgpack map. A request is
 ``{"data", "filename", "mime_type", "mode", "budgets", "cpu_s"}``; a reply is
 ``{"ok": <extraction>}`` or ``{"error": {"code", "message", "details"}}``. A request that
-exhausts memory answers ``document_too_complex`` (budget ``memory``) and the worker
-exits, since its heap is not to be trusted after it.
+exhausts memory answers ``document_too_complex`` (budget ``memory_bytes``) with
+``"retire": true``, and the worker exits: its heap is not to be trusted after it.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def serve(config: dict[str, Any]) -> None:
                                      "details": exc.details}})  # fmt: skip
             continue
         except MemoryError:
-            _send(stdout, {"error": _out_of_memory(memory)})
+            _send(stdout, {"error": _out_of_memory(memory), "retire": True})
             return
         except Exception as exc:  # a reader bug on a hostile document is still an answer
             error = {"code": "document_unreadable", "message": f"{type(exc).__name__}: {exc}",
@@ -110,7 +110,7 @@ def serve(config: dict[str, Any]) -> None:
         try:
             _send(stdout, {"ok": reply})
         except MemoryError:
-            _send(stdout, {"error": _out_of_memory(memory)})
+            _send(stdout, {"error": _out_of_memory(memory), "retire": True})
             return
 
 

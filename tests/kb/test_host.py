@@ -1,0 +1,139 @@
+"""A ``host.kb`` ingestion whose call's deadline passes is stopped: its extraction worker
+(and the OCR under it) is killed, nothing it would have written lands, and the next call
+of the same plugin — in-process or sandboxed, over the worker's pipe — works."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from plugyard.execution.executor import CallRequest
+from plugyard.kb.budgets import CageLimits
+from plugyard.kb.cage import Cage, CagedExtractor
+from plugyard.runtimes.base import CallContext
+from plugyard.runtimes.sandbox import unavailable_reason
+from plugyard.yard import Settings, Yard
+from registry.packages.zips import build
+
+from .documents import png_header
+
+MANIFEST = """
+name: slow_kb
+version: 1.0.0
+entrypoints:
+  slow_kb: slow_kb.plugin:Plugin
+capabilities: [kb]
+"""
+CODE = """
+import base64
+
+
+class Plugin:
+    async def execute(self, params, context, host):
+        done = await host.kb.ingest_document(
+            "box", file_bytes=base64.b64decode(params["data"]), filename=params["name"],
+            source_id=params["name"])
+        return {"ko_id": done["ko_id"], "chunks": done["chunk_count"]}
+"""
+POLICY = """
+subjects: {bob: {roles: [clerk]}}
+grants: [{to: "role:clerk", plugin: "slow_kb", effect: allow}]
+"""
+FILES = {"manifest.yaml": MANIFEST, "slow_kb/__init__.py": "", "slow_kb/plugin.py": CODE}
+
+
+class HangingOcr:
+    """An OCR binary that never answers; it leaves its pid in a file first."""
+
+    def __init__(self, folder: Path) -> None:
+        self.pidfile = folder / "ocr.pid"
+        self.binary = folder / "hanging-ocr"
+        self.binary.write_text(f"#!/bin/sh\necho $$ > {self.pidfile}\nexec sleep 600\n")
+        self.binary.chmod(0o755)
+
+
+def gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.fixture(params=["trusted", "untrusted"])
+def yard(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Yard, HangingOcr]]:
+    if request.param == "untrusted" and unavailable_reason() is not None:
+        pytest.skip("no bubblewrap here")
+    ocr = HangingOcr(tmp_path)
+    settings = Settings(database=str(tmp_path / "y.db"), builtins=False, embedder="hashing")
+    with Yard.from_settings(settings) as opened:
+        opened.admin.load_policy(POLICY, by="admin")
+        opened.packages.install(build(FILES), trust=request.param)  # type: ignore[arg-type]
+        spec = {"engine": "tesseract", "binary": str(ocr.binary), "timeout_s": 600}
+        opened.knowledge.extractor = CagedExtractor(Cage(CageLimits(workers=1), ocr=spec))
+        yield opened, ocr
+
+
+def as_bob(request_id: str, **more: Any) -> CallContext:
+    return CallContext(request_id, subject="bob", roles=("clerk",), **more)
+
+
+def params(name: str, data: bytes) -> dict[str, Any]:
+    import base64
+
+    return {"name": name, "data": base64.b64encode(data).decode()}
+
+
+def test_a_deadline_during_ingestion_stops_it_and_the_next_call_works(
+    yard: tuple[Yard, HangingOcr],
+) -> None:
+    opened, ocr = yard
+
+    async def go() -> list[Any]:
+        try:
+            call = opened.executor.call
+            warm = await call(CallRequest("slow_kb", None, params("warm.txt", b"warm"),
+                                          as_bob("r1"), timeout_ms=20_000))  # fmt: skip
+            stuck = await call(CallRequest("slow_kb", None, params("scan.png", png_header(40, 20)),
+                                           as_bob("r2"), timeout_ms=1_500))  # fmt: skip
+            after = await call(CallRequest("slow_kb", None, params("next.txt", b"next words"),
+                                           as_bob("r3"), timeout_ms=20_000))  # fmt: skip
+            return [warm, stuck, after]
+        finally:
+            await opened.runtimes["subprocess"].aclose()  # type: ignore[attr-defined]
+
+    warm, stuck, after = asyncio.run(go())
+    assert warm.status == "success", warm.error
+    assert stuck.status == "timeout", stuck.error
+    assert ocr.pidfile.exists(), "the OCR never started: the deadline came too early"
+    assert gone(int(ocr.pidfile.read_text()))
+    repository = opened.knowledge.repository
+    assert repository.find("box", "scan.png") is None
+    assert after.status == "success", after.error
+    assert repository.find("box", "next.txt") is not None
+    assert not any(gone(pid) for pid in opened.knowledge.extractor.cage.pids)  # type: ignore[attr-defined]
+
+
+def test_an_over_budget_document_is_refused_through_the_host_and_nothing_is_stored(
+    yard: tuple[Yard, HangingOcr],
+) -> None:
+    opened, _ = yard
+
+    async def go() -> Any:
+        try:
+            request = CallRequest("slow_kb", None, params("blank.png", png_header(20_000, 20_000)),
+                                  as_bob("r1"), timeout_ms=20_000)  # fmt: skip
+            return await opened.executor.call(request)
+        finally:
+            await opened.runtimes["subprocess"].aclose()  # type: ignore[attr-defined]
+
+    refused = asyncio.run(go())
+    assert refused.status == "error" and refused.error is not None
+    assert refused.error.code == "document_too_complex"
+    assert opened.knowledge.repository.info("box") is None or not opened.knowledge.repository.objects("box")
+    assert os.getpid() not in opened.knowledge.extractor.cage.pids  # type: ignore[attr-defined]
