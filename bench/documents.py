@@ -48,7 +48,9 @@ def _pdf(objects: list[bytes]) -> bytes:
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     for offset in offsets:
         out += f"{offset:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    out += (
+        f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
     return bytes(out)
 
 
@@ -57,7 +59,9 @@ def _stream(data: bytes, extra: str = "") -> bytes:
 
 
 def _page_pdf(content: bytes, box: str = "0 0 612 792", flate: bool = False) -> bytes:
-    stream = _stream(zlib.compress(content, 9), "/Filter /FlateDecode ") if flate else _stream(content)
+    stream = (
+        _stream(zlib.compress(content, 9), "/Filter /FlateDecode ") if flate else _stream(content)
+    )
     return _pdf(
         [
             b"<< /Type /Catalog /Pages 2 0 R >>",
@@ -140,13 +144,15 @@ def _docx(body: bytes) -> bytes:
             "_rels/.rels",
             '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.'
             'openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http:'
-            "//schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument\" "
+            '//schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
             'Target="word/document.xml"/></Relationships>',
         )
         archive.writestr(
             "word/document.xml",
             b'<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.'
-            b'openxmlformats.org/wordprocessingml/2006/main"><w:body>' + body + b"</w:body></w:document>",
+            b'openxmlformats.org/wordprocessingml/2006/main"><w:body>'
+            + body
+            + b"</w:body></w:document>",
         )
     return out.getvalue()
 
@@ -172,10 +178,14 @@ def _png(width: int, height: int, row: Callable[[int], bytes]) -> bytes:
     data = b"".join(chunks) + packer.flush()
 
     def chunk(kind: bytes, body: bytes) -> bytes:
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
 
     header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+    )
 
 
 def blank_png() -> bytes:
@@ -202,7 +212,9 @@ def tag_soup_html() -> bytes:
 
 
 def page_html() -> bytes:
-    body = "".join(f"<p>Section {i}: how the team ships the knowledge base.</p>" for i in range(300))
+    body = "".join(
+        f"<p>Section {i}: how the team ships the knowledge base.</p>" for i in range(300)
+    )
     return f"<html><head><title>Notes</title></head><body>{body}</body></html>".encode()
 
 
@@ -244,8 +256,8 @@ from pathlib import Path
 from plugyard import Settings, Yard
 
 folder, embedder = Path(sys.argv[1]), sys.argv[2]
-settings = Settings(database=str(folder / "kb.db"), builtins=False, plugin_dirs=(folder / "plugins",),
-                    embedder=embedder)
+settings = Settings(database=str(folder / "kb.db"), builtins=False,
+                    plugin_dirs=(folder / "plugins",), embedder=embedder)
 with Yard.from_settings(settings) as yard:
     def ingest(name, data, mode, timeout_ms=600_000):
         params = {"data": base64.b64encode(data).decode(), "name": name,
@@ -258,8 +270,9 @@ with Yard.from_settings(settings) as yard:
         name, path, mode = line.split()
         result = ingest(name, Path(path).read_bytes(), mode)
         error = result.error.to_dict() if result.error else None
-        print("done " + json.dumps({"status": result.status, "error": error, "message": result.error.message if result.error else None,
-                                    "chunks": (result.data or {}).get("chunk_count")}), flush=True)
+        chunks = (result.data or {}).get("chunk_count")
+        print("done " + json.dumps({"status": result.status, "error": error, "chunks": chunks}),
+              flush=True)
 """
 
 
@@ -379,7 +392,8 @@ def main() -> None:
         (plugin / "bench_ingest" / "__init__.py").write_text("")
         (plugin / "bench_ingest" / "plugin.py").write_text(PLUGIN)
         (folder / "warm.pdf").write_bytes(report_pdf(1))
-        print(f"load {open('/proc/loadavg').read().split()[:3]}, embedder {args.embedder}")
+        load = Path("/proc/loadavg").read_text().split()[:3]
+        print(f"load {' '.join(load)}, embedder {args.embedder}")
         header = ("document", "bytes", "outcome", "server +HWM MiB", "server +RSS MiB",
                   "server CPU s", "wall s", "worker peak MiB")  # fmt: skip
         print(" | ".join(header))

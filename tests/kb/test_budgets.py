@@ -127,11 +127,24 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
         (b"GIF89a" + struct.pack("<HH", 300, 200) + b"\x00" * 8, (300, 200)),
         (b"BM" + b"\x00" * 16 + struct.pack("<ii", 120, -80), (120, 80)),
         (b"P5\n# a comment\n64 32\n255\n" + b"\x00" * 10, (64, 32)),
-        (b"\xff\xd8\xff\xe0\x00\x04ab\xff\xc0\x00\x11\x08" + struct.pack(">HH", 90, 160), (160, 90)),
-        (b"II*\x00\x08\x00\x00\x00\x02\x00" + struct.pack("<HHII", 256, 3, 1, 50)
-         + struct.pack("<HHII", 257, 4, 1, 70) + b"\x00\x00\x00\x00", (50, 70)),  # fmt: skip
-        (b"RIFF\x00\x00\x00\x00WEBPVP8X" + b"\x00" * 8 + (99).to_bytes(3, "little")
-         + (49).to_bytes(3, "little"), (100, 50)),  # fmt: skip
+        (
+            b"\xff\xd8\xff\xe0\x00\x04ab\xff\xc0\x00\x11\x08" + struct.pack(">HH", 90, 160),
+            (160, 90),
+        ),
+        (
+            b"II*\x00\x08\x00\x00\x00\x02\x00"
+            + struct.pack("<HHII", 256, 3, 1, 50)
+            + struct.pack("<HHII", 257, 4, 1, 70)
+            + b"\x00\x00\x00\x00",
+            (50, 70),
+        ),
+        (
+            b"RIFF\x00\x00\x00\x00WEBPVP8X"
+            + b"\x00" * 8
+            + (99).to_bytes(3, "little")
+            + (49).to_bytes(3, "little"),
+            (100, 50),
+        ),
         (b"not an image at all", None),
     ],
 )

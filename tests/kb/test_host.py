@@ -135,5 +135,5 @@ def test_an_over_budget_document_is_refused_through_the_host_and_nothing_is_stor
     refused = asyncio.run(go())
     assert refused.status == "error" and refused.error is not None
     assert refused.error.code == "document_too_complex"
-    assert opened.knowledge.repository.info("box") is None or not opened.knowledge.repository.objects("box")
+    assert opened.knowledge.repository.find("box", "blank.png") is None
     assert os.getpid() not in opened.knowledge.extractor.cage.pids  # type: ignore[attr-defined]

@@ -1,5 +1,5 @@
-"""What one document may cost to read (and what the worker reading it may use), and the cheap measurements that are taken before
-the expensive work they guard.
+"""What one document may cost to read (and what the worker reading it may use), and the
+cheap measurements that are taken before the expensive work they guard.
 
 A small document can describe an enormous one: a 339-byte PDF with one 10,000-point
 page, a 130 KB content stream that inflates to 64 MB of path operators, a DOCX of a
@@ -142,7 +142,9 @@ def _tiff_size(data: bytes) -> tuple[int, int] | None:
             return None
         width = max(width, found[256])
         total_height += found[257]
-        (offset,) = struct.unpack(order + "I", data[offset + 2 + 12 * count : offset + 6 + 12 * count])
+        (offset,) = struct.unpack(
+            order + "I", data[offset + 2 + 12 * count : offset + 6 + 12 * count]
+        )
     return (width, total_height) if frames else None
 
 

@@ -261,8 +261,13 @@ class CagedExtractor:
     ) -> Extraction:
         chosen = check_mode(mode)
         found = self.cage.run(
-            {"data": bytes(data), "filename": filename, "mime_type": mime_type, "mode": chosen,
-             "budgets": self.budgets.to_data()},  # fmt: skip
+            {
+                "data": bytes(data),
+                "filename": filename,
+                "mime_type": mime_type,
+                "mode": chosen,
+                "budgets": self.budgets.to_data(),
+            },
             cancel,
         )
         confidence = found.get("confidence")

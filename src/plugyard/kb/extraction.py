@@ -147,9 +147,7 @@ class TextExtractor:
         with formats.pdf_document(data) as document:
             count = document.pages
             check("pages", count, budgets.pages)
-            formats.check_pdf_streams(
-                data, count, budgets.page_content_bytes, budgets.image_pixels
-            )
+            formats.check_pdf_streams(data, count, budgets.page_content_bytes, budgets.image_pixels)
             details["pages"] = count
             texts = []
             for index in range(count):

@@ -25,7 +25,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import Literal
 
 from plugyard.kb.budgets import check, too_complex
 from plugyard.kb.errors import KnowledgeError
@@ -126,9 +126,7 @@ def html_text(markup: str, max_nodes: int | None = None) -> tuple[str, str | Non
     from selectolax.lexbor import LexborHTMLParser
 
     if max_nodes is not None:
-        nodes = 0
-        for _ in _TAG.finditer(markup):
-            nodes += 1
+        for nodes, _ in enumerate(_TAG.finditer(markup), 1):
             if nodes > max_nodes:
                 raise too_complex("xml_nodes", nodes, max_nodes)
 
@@ -249,7 +247,9 @@ class PdfReader:
         if stride == width and step == 1:
             pixels = raw
         else:
-            pixels = b"".join(raw[r * stride : r * stride + width * step : step] for r in range(height))
+            pixels = b"".join(
+                raw[r * stride : r * stride + width * step : step] for r in range(height)
+            )
         return b"P5\n%d %d\n255\n" % (width, height) + pixels
 
 
@@ -264,7 +264,9 @@ def pdf_document(data: bytes) -> Iterator[PdfReader]:
 
 _STREAM = re.compile(rb"stream\r?\n")
 _OBJ = re.compile(rb"\d+\s+\d+\s+obj\b")
-_INT = {name: re.compile(rb"/" + name + rb"\s+(\d+)(?!\s+\d+\s+R)") for name in (b"Width", b"Height")}
+_INT = {
+    name: re.compile(rb"/" + name + rb"\s+(\d+)(?!\s+\d+\s+R)") for name in (b"Width", b"Height")
+}
 
 
 def check_pdf_streams(data: bytes, pages: int, content_limit: int, image_limit: int) -> None:

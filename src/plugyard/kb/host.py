@@ -21,7 +21,6 @@ from plugyard.kb.errors import KnowledgeError
 from plugyard.kb.records import attributes_of, email_record, text_record
 from plugyard.kb.service import KnowledgeBase
 
-
 _T = TypeVar("_T")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +82,8 @@ class Settings:
     # What one document may cost the knowledge base (docs/shu.md, "Budgets and the
     # cage"): PLUGYARD_KB_MAX_<BUDGET> for each budget, PLUGYARD_KB_WORKER_MEMORY_MB,
     # _CPU_S, _WALL_S and PLUGYARD_KB_WORKERS for the worker processes that read them.
-    kb_budgets: Budgets = Budgets()
-    kb_cage: CageLimits = CageLimits()
+    kb_budgets: Budgets = field(default_factory=Budgets)
+    kb_cage: CageLimits = field(default_factory=CageLimits)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -158,7 +158,7 @@ def _kb_cage(env: Mapping[str, str]) -> CageLimits:
     names = {"memory_mb": "PLUGYARD_KB_WORKER_MEMORY_MB", "cpu_s": "PLUGYARD_KB_WORKER_CPU_S",
              "wall_s": "PLUGYARD_KB_WORKER_WALL_S", "workers": "PLUGYARD_KB_WORKERS"}  # fmt: skip
     given = {
-        field: type(getattr(limits, field))(env[name]) for field, name in names.items() if env.get(name)
+        key: type(getattr(limits, key))(env[name]) for key, name in names.items() if env.get(name)
     }
     return replace(limits, **given)
 
