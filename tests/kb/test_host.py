@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -135,5 +136,34 @@ def test_an_over_budget_document_is_refused_through_the_host_and_nothing_is_stor
     refused = asyncio.run(go())
     assert refused.status == "error" and refused.error is not None
     assert refused.error.code == "document_too_complex"
+    details = refused.error.details
+    assert (details["budget"], details["value"], details["limit"]) == (
+        "image_pixels",
+        400_000_000,
+        40_000_000,
+    )
     assert opened.knowledge.repository.find("box", "blank.png") is None
     assert os.getpid() not in opened.knowledge.extractor.cage.pids  # type: ignore[attr-defined]
+
+
+def test_the_yard_reads_documents_in_a_cage_under_the_budgets_of_its_settings(
+    tmp_path: Path,
+) -> None:
+    env = {
+        "PLUGYARD_KB_MAX_PAGES": "50",
+        "PLUGYARD_KB_MAX_XML_NODES": "7000",
+        "PLUGYARD_KB_WORKER_MEMORY_MB": "512",
+        "PLUGYARD_KB_WORKER_CPU_S": "5.5",
+        "PLUGYARD_KB_WORKERS": "3",
+    }
+    settings = Settings.from_env(env, database=str(tmp_path / "y.db"), builtins=False)
+    assert (settings.kb_budgets.pages, settings.kb_budgets.xml_nodes) == (50, 7000)
+    assert settings.kb_budgets.image_pixels == 40_000_000  # the default
+    assert (settings.kb_cage.memory_mb, settings.kb_cage.cpu_s) == (512, 5.5)
+    assert settings.kb_cage.workers == 3
+    with Yard.from_settings(replace(settings, embedder="hashing")) as opened:
+        extractor = opened.knowledge.extractor
+        assert isinstance(extractor, CagedExtractor)
+        assert extractor.budgets == settings.kb_budgets
+        assert extractor.cage.limits == settings.kb_cage
+        assert extractor.cage.pids == []  # spawned when first needed
