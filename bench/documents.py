@@ -194,16 +194,31 @@ def blank_png() -> bytes:
     return _png(20_000, 20_000, lambda y: blank)
 
 
-def small_png() -> bytes:
-    """A 1,200 × 800 gray PNG with a dark band: an ordinary photo-sized image."""
-    light, dark = b"\xf0" * 1200, b"\x10" * 1200
-    return _png(1200, 800, lambda y: dark if 380 < y < 420 else light)
+def scan_png() -> bytes:
+    """A scanned page: one page of the report rendered at 144 dpi, gray, for OCR."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(report_pdf(1))
+    try:
+        bitmap = document[0].render(scale=2, grayscale=True)
+        width, height, stride = bitmap.width, bitmap.height, bitmap.stride
+        raw = bytes(bitmap.buffer)
+    finally:
+        document.close()
+    return _png(width, height, lambda y: raw[y * stride : y * stride + width])
 
 
 def big_text() -> bytes:
     """20 MiB of plain text."""
     line = b"The knowledge base keeps every chunk of this very long text file.\n"
     return line * (20 * MIB // len(line))
+
+
+def max_text() -> bytes:
+    """Plain text exactly at the default text budget (600,000 characters): the most a
+    document may cost the host's embedder."""
+    line = b"Every sentence of this text is chunked and embedded by the host itself.\n"
+    return (line * (600_000 // len(line) + 1))[:600_000]
 
 
 def tag_soup_html() -> bytes:
@@ -231,11 +246,12 @@ DOCUMENTS: dict[str, tuple[str, Callable[[], bytes], str]] = {
     "blank-20000.png": ("blank.png", blank_png, "auto"),
     "tag-soup.html": ("soup.html", tag_soup_html, "auto"),
     "big-text.txt": ("big.txt", big_text, "auto"),
+    "max-text.txt": ("max.txt", max_text, "auto"),
     "report.pdf": ("report.pdf", report_pdf, "auto"),
     "letter.docx": ("letter.docx", letter_docx, "auto"),
     "page.html": ("page.html", page_html, "auto"),
     "notes.txt": ("notes.txt", notes_txt, "auto"),
-    "photo.png": ("photo.png", small_png, "auto"),
+    "scan.png": ("scan.png", scan_png, "auto"),
 }
 
 

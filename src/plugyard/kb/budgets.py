@@ -33,7 +33,7 @@ class Budgets:
     page_content_bytes: int = 8 * 1024 * 1024  # inflated content streams, per page
     xml_nodes: int = 500_000  # elements in a DOCX package or an HTML document
     image_pixels: int = 40_000_000  # pixels of an image handed to OCR (or embedded in a PDF)
-    text_chars: int = 1_000_000  # characters of extracted text to chunk and embed
+    text_chars: int = 600_000  # characters of extracted text to chunk and embed (in the host)
 
     def to_data(self) -> dict[str, int]:
         return asdict(self)

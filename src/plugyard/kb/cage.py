@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -41,6 +42,7 @@ HEADER = 8
 MAX_REPLY = 256 * 1024 * 1024
 #: A worker whose resident memory is above this after a job is retired, not reused.
 RETIRE_RSS = 256 * 1024 * 1024
+_SOURCE = str(Path(__file__).resolve().parents[2])
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder().decode
 
@@ -49,8 +51,14 @@ class _Worker:
     def __init__(self, config: dict[str, Any]) -> None:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OMP_THREAD_LIMIT": "1",
                "OPENBLAS_NUM_THREADS": "1", "LC_ALL": "C.UTF-8"}  # fmt: skip
+        # This plugyard's own code, wherever it is imported from (an install or a source
+        # tree on PYTHONPATH, which -I would ignore).
+        boot = (
+            f"import sys, runpy; sys.path.insert(0, {_SOURCE!r}); "
+            "runpy.run_module('plugyard.kb.worker', run_name='__main__')"
+        )
         self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-m", "plugyard.kb.worker", json.dumps(config)],
+            [sys.executable, "-I", "-c", boot, json.dumps(config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -1,6 +1,7 @@
 """The extraction worker: a process of its own that reads documents for the host.
 
-Run as ``python -I -m plugyard.kb.worker '<config json>'`` by :mod:`plugyard.kb.cage`.
+Run as a module (``python -I -m plugyard.kb.worker '<config json>'``) by
+:mod:`plugyard.kb.cage`.
 Its address space is capped (``RLIMIT_AS``) before it reads anything, and before each
 document its CPU limit (``RLIMIT_CPU``) is set to what it has used plus the document's
 allowance, so the kernel stops a runaway extraction (``SIGXCPU``) even if the host's
