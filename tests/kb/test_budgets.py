@@ -164,3 +164,31 @@ def test_image_size_never_raises_on_arbitrary_bytes(data: bytes) -> None:
 def test_image_size_never_raises_on_a_known_signature_with_junk(head: bytes, tail: bytes) -> None:
     found = image_size(head + tail)
     assert found is None or (found[0] >= 0 and found[1] >= 0)
+
+
+def test_an_email_html_body_is_held_to_the_node_budget() -> None:
+    from plugyard.kb.records import email_record
+
+    names = "sender recipients date thread_id body_text labels source_url attributes"
+    fields: dict = dict.fromkeys(names.split())
+    fields.update(subject="s", message_id="m")
+    with pytest.raises(KnowledgeError) as caught:
+        email_record(body_html="<p>x</p>" * 50, max_nodes=10, **fields)
+    assert caught.value.code == "document_too_complex"
+    assert caught.value.details == {"budget": "xml_nodes", "value": 11, "limit": 10}
+    assert "x" in email_record(body_html="<p>x</p>" * 5, max_nodes=10, **fields).text
+
+
+@given(st.binary(max_size=400), st.binary(max_size=400))
+def test_the_stream_scanner_refuses_only_with_a_budget(head: bytes, body: bytes) -> None:
+    from plugyard.kb.formats import check_pdf_streams
+
+    data = head + b"1 0 obj << /Filter /FlateDecode /Subtype /Image /Width 9 >>\nstream\n" + body
+    refusals: list[KnowledgeError] = []
+    try:
+        check_pdf_streams(data + zlib.compress(body * 50), 1, 1_000, 10)
+    except KnowledgeError as exc:
+        refusals.append(exc)
+    for refusal in refusals:
+        assert refusal.code == "document_too_complex"
+        assert refusal.details["budget"] in ("page_content_bytes", "image_pixels")
