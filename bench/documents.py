@@ -343,16 +343,19 @@ def measure(name: str, folder: Path, embedder: str) -> dict[str, object]:
     path = folder / filename
     path.write_bytes(data)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", INGESTER, str(folder), embedder],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    log = folder / "ingester.log"  # its warnings (new keys) and, if it fails, why
+    with log.open("a") as errors:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", INGESTER, str(folder), embedder],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            env=env,
+        )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        assert proc.stdout.readline().strip() == "ready"
+        assert proc.stdout.readline().strip() == "ready", log.read_text()[-2000:]
         before, cpu_before = _status(proc.pid), _cpu(proc.pid)
         peak = WorkerPeak(proc.pid)
         peak.start()
