@@ -322,7 +322,8 @@ def _descendants(pid: int) -> list[int]:
 
 
 class WorkerPeak(threading.Thread):
-    """Samples the ingester's descendants (workers, Tesseract) for their peak RSS."""
+    """Samples the extraction workers and Tesseract under the ingester for their peak
+    RSS."""
 
     def __init__(self, pid: int) -> None:
         super().__init__(daemon=True)
@@ -332,7 +333,10 @@ class WorkerPeak(threading.Thread):
         while not self.done.wait(0.05):
             for child in _descendants(self.pid):
                 try:
-                    self.peak = max(self.peak, _status(child).get("VmHWM", 0))
+                    # (a child forked but not yet exec'd still shows its parent's memory)
+                    command = Path(f"/proc/{child}/cmdline").read_bytes()
+                    if b"plugyard.kb.worker" in command or b"tesseract" in command:
+                        self.peak = max(self.peak, _status(child).get("VmHWM", 0))
                 except OSError:
                     continue
 
