@@ -79,6 +79,22 @@ def huge_page_pdf() -> bytes:
     return _page_pdf(b"", box="0 0 10000 10000")
 
 
+def huge_pages_pdf() -> bytes:
+    """Fifty 10,000 × 10,000 pt pages without text: fifty renders and OCRs, which the
+    worker's CPU and wall limits cut short."""
+    pages = 50
+    kids = " ".join(f"{4 + n} 0 R" for n in range(pages))
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 10000 10000] /Contents 3 0 R >>"
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            f"<< /Type /Pages /Kids [{kids}] /Count {pages} >>".encode(),
+            _stream(b""),
+            *[page] * pages,
+        ]
+    )
+
+
 def path_bomb_pdf() -> bytes:
     """A content stream that inflates to 64 MiB of path operators."""
     ops = b"10 10 m 20 20 l S\n" * (64 * MIB // 18)
@@ -240,6 +256,7 @@ def notes_txt() -> bytes:
 DOCUMENTS: dict[str, tuple[str, Callable[[], bytes], str]] = {
     # name: (file name, generator, OCR mode)
     "huge-page.pdf": ("huge.pdf", huge_page_pdf, "auto"),
+    "huge-pages.pdf": ("pages.pdf", huge_pages_pdf, "auto"),
     "path-bomb.pdf": ("paths.pdf", path_bomb_pdf, "never"),
     "page-tree.pdf": ("tree.pdf", page_tree_pdf, "auto"),
     "tiny-paragraphs.docx": ("tiny.docx", tiny_paragraphs_docx, "auto"),
