@@ -290,7 +290,8 @@ from plugyard import Settings, Yard
 
 folder, embedder = Path(sys.argv[1]), sys.argv[2]
 settings = Settings(database=str(folder / "kb.db"), builtins=False,
-                    plugin_dirs=(folder / "plugins",), embedder=embedder)
+                    plugin_dirs=(folder / "plugins",), embedder=embedder,
+                    default_timeout_ms=600_000)
 with Yard.from_settings(settings) as yard:
     def ingest(name, data, mode, timeout_ms=600_000):
         params = {"data": base64.b64encode(data).decode(), "name": name,
