@@ -56,7 +56,7 @@ def _cpu_used() -> float:
 def serve(config: dict[str, Any]) -> None:
     memory = int(config.get("memory_bytes") or 0)
     if memory > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        _limit(resource.RLIMIT_AS, memory, memory)
     from plugyard.kb.budgets import Budgets
     from plugyard.kb.errors import KnowledgeError
     from plugyard.kb.extraction import TextExtractor
@@ -85,7 +85,7 @@ def serve(config: dict[str, Any]) -> None:
         request = _decode(body)
         allowance = max(1, math.ceil(float(request.get("cpu_s") or 30)))
         soft = math.ceil(_cpu_used()) + allowance
-        resource.setrlimit(resource.RLIMIT_CPU, (soft, resource.RLIM_INFINITY))
+        _limit(resource.RLIMIT_CPU, soft, resource.RLIM_INFINITY)
         extractor = TextExtractor(engine, budgets=Budgets.from_data(request.get("budgets") or {}))
         started = time.perf_counter()
         try:
@@ -113,6 +113,15 @@ def serve(config: dict[str, Any]) -> None:
         except MemoryError:
             _send(stdout, {"error": _out_of_memory(memory), "retire": True})
             return
+
+
+def _limit(which: int, soft: int, hard: int) -> None:
+    """Set a limit, never above a hard limit this process was started under."""
+    _, current = resource.getrlimit(which)
+    if current != resource.RLIM_INFINITY:
+        soft = min(soft, current)
+        hard = current if hard == resource.RLIM_INFINITY else min(hard, current)
+    resource.setrlimit(which, (soft, hard))
 
 
 def _out_of_memory(memory: int) -> dict[str, Any]:
