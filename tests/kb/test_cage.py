@@ -4,6 +4,7 @@ caller that gives up has the worker (and its Tesseract) killed; the pool carries
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from plugyard.store.kb import MemoryKbRepository
 
 from .conftest import EMBEDDER
 from .documents import docx_bytes, page_pdf, page_tree_pdf, pgm, png_header, raw_docx, text_pdf
+from .processes import HangingOcr, ends
 
 #: Budgets out of the way, to reach the worker's own limits.
 UNBUDGETED = Budgets(10**9, 10**12, 10**12, 10**12, 10**12, 10**12)
@@ -32,34 +34,6 @@ def caged() -> Iterator[CagedExtractor]:
     extractor = CagedExtractor(Cage(CageLimits(workers=1)))
     yield extractor
     extractor.close()
-
-
-class HangingOcr:
-    """An OCR binary that never answers: it says its pid on a FIFO, then sleeps."""
-
-    def __init__(self, folder: Path) -> None:
-        self.fifo = folder / "ocr-started"
-        os.mkfifo(self.fifo)
-        self.binary = folder / "hanging-ocr"
-        self.binary.write_text(f"#!/bin/sh\necho $$ > {self.fifo}\nexec sleep 600\n")
-        self.binary.chmod(0o755)
-
-    @property
-    def spec(self) -> dict[str, Any]:
-        return {"engine": "tesseract", "binary": str(self.binary), "timeout_s": 600}
-
-    def started(self) -> int:
-        """Blocks until the engine runs; its pid."""
-        return int(self.fifo.read_text().strip())
-
-
-def gone(pid: int) -> bool:
-    """Not running: no such process, or a zombie waiting for its reaper."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
 
 
 def test_ordinary_documents_are_read_in_the_worker(caged: CagedExtractor) -> None:
@@ -121,17 +95,14 @@ def test_a_worker_stopped_by_its_cpu_limit_is_document_too_complex() -> None:
 
 def test_the_wall_deadline_kills_the_worker_and_its_ocr(tmp_path: Path) -> None:
     ocr = HangingOcr(tmp_path)
-    extractor = CagedExtractor(Cage(CageLimits(wall_s=1, workers=1), ocr=ocr.spec))
-    pids: list[int] = []
-    watcher = threading.Thread(target=lambda: pids.append(ocr.started()))
-    watcher.start()
+    extractor = CagedExtractor(Cage(CageLimits(wall_s=2, workers=1), ocr=ocr.spec))
     try:
+        assert extractor.extract(b"warm", "a.txt", None).text == "warm"  # a worker ready
         with pytest.raises(KnowledgeError) as caught:
-            extractor.extract(pgm("Hello"), "scan.pgm", None)
-        watcher.join()
+            extractor.extract(png_header(40, 20), "scan.png", None)
         assert caught.value.code == "document_too_complex"
-        assert caught.value.details == {"budget": "wall_seconds", "value": None, "limit": 1}
-        assert gone(pids[0])
+        assert caught.value.details == {"budget": "wall_seconds", "value": None, "limit": 2}
+        assert ends(ocr.pid())
         assert extractor.extract(b"still here", "a.txt", None).text == "still here"
     finally:
         extractor.close()
@@ -152,15 +123,22 @@ def test_a_cancelled_ingestion_kills_its_worker_and_stores_nothing(tmp_path: Pat
             ))  # fmt: skip
         except KnowledgeError as exc:
             outcome.append(exc)
+        finally:  # an ingestion that never reached OCR must not leave the test waiting
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
 
     worker = threading.Thread(target=ingest)
+    fifo = tmp_path / "started"
+    os.mkfifo(fifo)
+    ocr.binary.write_text(f"#!/bin/sh\necho $$ > {fifo}\nexec sleep 600\n")
     worker.start()
     try:
-        engine = ocr.started()
+        engine = int(fifo.read_text() or 0)  # blocks until the OCR runs (or never will)
+        assert engine, f"the OCR never started: {outcome}"
         assert cancel.cancel() is True
         worker.join()
         assert isinstance(outcome[0], KnowledgeError) and outcome[0].code == "cancelled"
-        assert gone(engine)
+        assert ends(engine)
         assert kb.repository.find("team", "scan") is None
         done = kb.ingest_document(
             "drive", "team", file_bytes=b"next one", filename="n.txt", mime_type=None,

@@ -22,6 +22,7 @@ from plugyard.yard import Settings, Yard
 from registry.packages.zips import build
 
 from .documents import png_header
+from .processes import HangingOcr, ends
 
 MANIFEST = """
 name: slow_kb
@@ -48,24 +49,6 @@ grants: [{to: "role:clerk", plugin: "slow_kb", effect: allow}]
 FILES = {"manifest.yaml": MANIFEST, "slow_kb/__init__.py": "", "slow_kb/plugin.py": CODE}
 
 
-class HangingOcr:
-    """An OCR binary that never answers; it leaves its pid in a file first."""
-
-    def __init__(self, folder: Path) -> None:
-        self.pidfile = folder / "ocr.pid"
-        self.binary = folder / "hanging-ocr"
-        self.binary.write_text(f"#!/bin/sh\necho $$ > {self.pidfile}\nexec sleep 600\n")
-        self.binary.chmod(0o755)
-
-
-def gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
-
-
 @pytest.fixture(params=["trusted", "untrusted"])
 def yard(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Yard, HangingOcr]]:
     if request.param == "untrusted" and unavailable_reason() is not None:
@@ -75,8 +58,7 @@ def yard(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Yard,
     with Yard.from_settings(settings) as opened:
         opened.admin.load_policy(POLICY, by="admin")
         opened.packages.install(build(FILES), trust=request.param)  # type: ignore[arg-type]
-        spec = {"engine": "tesseract", "binary": str(ocr.binary), "timeout_s": 600}
-        opened.knowledge.extractor = CagedExtractor(Cage(CageLimits(workers=1), ocr=spec))
+        opened.knowledge.extractor = CagedExtractor(Cage(CageLimits(workers=1), ocr=ocr.spec))
         yield opened, ocr
 
 
@@ -111,13 +93,11 @@ def test_a_deadline_during_ingestion_stops_it_and_the_next_call_works(
     warm, stuck, after = asyncio.run(go())
     assert warm.status == "success", warm.error
     assert stuck.status == "timeout", stuck.error
-    assert ocr.pidfile.exists(), "the OCR never started: the deadline came too early"
-    assert gone(int(ocr.pidfile.read_text()))
+    assert ends(ocr.pid())
     repository = opened.knowledge.repository
     assert repository.find("box", "scan.png") is None
     assert after.status == "success", after.error
     assert repository.find("box", "next.txt") is not None
-    assert not any(gone(pid) for pid in opened.knowledge.extractor.cage.pids)  # type: ignore[attr-defined]
 
 
 def test_an_over_budget_document_is_refused_through_the_host_and_nothing_is_stored(
