@@ -131,10 +131,13 @@ class _Worker:
             if left <= 0:
                 self.kill("deadline")
                 return None
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                continue
-            chunk = os.read(fd, min(size - len(out), 1 << 20))
+            try:
+                ready, _, _ = select.select([fd], [], [], left)
+                if not ready:
+                    continue
+                chunk = os.read(fd, min(size - len(out), 1 << 20))
+            except (OSError, ValueError):  # the pipe closed under us: the worker is gone
+                return None
             if not chunk:
                 return None
             out += chunk
@@ -185,10 +188,12 @@ class Cage:
     def close(self) -> None:
         with self._cond:
             self._closed = True
-            workers = [*self._idle, *self._busy]
+            idle, busy = list(self._idle), list(self._busy)
             self._idle.clear()
             self._cond.notify_all()
-        for worker in workers:
+        for worker in busy:  # its caller reaps it, and answers cancelled
+            worker.kill("cancelled")
+        for worker in idle:
             worker.reap()
 
     # ---------------------------------------------------------------------------- internals
