@@ -156,3 +156,43 @@ def test_tesseract_reads_a_scan_in_the_worker(tesseract: TesseractEngine) -> Non
         assert "4711" in found.text and found.engine == "tesseract"
     finally:
         extractor.close()
+
+
+def test_a_document_that_finds_every_worker_busy_times_out_without_blame(
+    tmp_path: Path,
+) -> None:
+    ocr = HangingOcr(tmp_path)
+    fifo = tmp_path / "started"
+    os.mkfifo(fifo)
+    ocr.binary.write_text(f"#!/bin/sh\necho $$ > {fifo}\nexec sleep 600\n")
+    extractor = CagedExtractor(Cage(CageLimits(wall_s=1, workers=1), ocr=ocr.spec))
+    outcomes: list[str] = []
+
+    def scan() -> None:
+        try:
+            extractor.extract(png_header(40, 20), "scan.png", None)
+        except KnowledgeError as exc:
+            outcomes.append(f"{exc.code}:{exc.details.get('budget') or exc.details['reason']}")
+        finally:  # whoever waits on the FIFO is let go
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+    try:
+        assert extractor.extract(b"warm", "a.txt", None).text == "warm"  # a worker ready
+        holder = threading.Thread(target=scan)
+        holder.start()
+        assert int(fifo.read_text() or 0), f"the OCR never started: {outcomes}"
+        # Two more while the only worker is held: one gets it when the holder's wall
+        # deadline kills it, and holds it past the other's wait.
+        queued = [threading.Thread(target=scan) for _ in range(2)]
+        for thread in queued:
+            thread.start()
+        for thread in (holder, *queued):
+            thread.join()
+        assert sorted(outcomes) == [
+            "document_too_complex:wall_seconds",
+            "document_too_complex:wall_seconds",
+            "timeout:workers_busy",
+        ]
+    finally:
+        extractor.close()

@@ -6,7 +6,8 @@ document costs the host its bytes on a pipe, not its memory. A small pool of wor
 spawned lazily and reused; each runs in a process group of its own (Tesseract is its
 child) and the whole group is killed:
 
-- when the wall deadline passes → ``document_too_complex`` (budget ``wall_seconds``);
+- when the wall deadline passes → ``document_too_complex`` (budget ``wall_seconds``) —
+  waiting that long for a free worker is ``timeout`` (reason ``workers_busy``) instead;
 - when the caller gives up (its call's deadline passed, or it was cancelled) →
   ``cancelled``, through a :class:`Cancel` token;
 - when the kernel stops it for CPU (``SIGXCPU``) → ``document_too_complex`` (budget
@@ -165,9 +166,9 @@ class Cage:
         """One request, answered by a worker: the reply's ``ok`` value, or the
         ``KnowledgeError`` it (or its death) stands for."""
         limits = self.limits
-        deadline = time.monotonic() + limits.wall_s
         cancel = cancel or Cancel()
-        worker = self._take(cancel, deadline)
+        worker = self._take(cancel, time.monotonic() + limits.wall_s)
+        deadline = time.monotonic() + limits.wall_s  # the document's own, from now
         reply: dict[str, Any] | None = None
         try:
             with cancel.stopping(lambda: worker.kill("cancelled")):
@@ -215,9 +216,13 @@ class Cage:
                     self._busy.add(worker)
                     return worker
                 left = deadline - time.monotonic()
-                if left <= 0:
-                    raise too_complex("wall_seconds", None, int(self.limits.wall_s),
-                                      waited=True)  # fmt: skip
+                if left <= 0:  # not the document's fault: every worker stayed busy
+                    raise KnowledgeError(
+                        "no extraction worker was free in time",
+                        code="timeout",
+                        reason="workers_busy",
+                        waited_s=self.limits.wall_s,
+                    )
                 self._cond.wait(left)
 
     def _wake(self) -> None:
