@@ -165,6 +165,11 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "document_too_large": ErrorSpec(
         413, "The document exceeds the knowledge base's size cap (or unpacks to more)."
     ),
+    "document_too_complex": ErrorSpec(
+        422,
+        "Reading the document would exceed an extraction budget or its worker's limits; "
+        "details.budget, value and limit say which.",
+    ),
     "unsupported_format": ErrorSpec(
         422, "The document is of a format the knowledge base cannot read."
     ),

@@ -4,6 +4,8 @@ an image, an encrypted one, a corrupt one), DOCX by python-docx, images from a P
 from __future__ import annotations
 
 import io
+import struct
+import zipfile
 import zlib
 
 import pypdfium2 as pdfium
@@ -107,4 +109,78 @@ def docx_bytes(*paragraphs: str) -> bytes:
         document.add_paragraph(text)
     out = io.BytesIO()
     document.save(out)
+    return out.getvalue()
+
+
+def png_header(width: int, height: int, body: bytes = b"") -> bytes:
+    """A PNG signature and IHDR declaring ``width`` × ``height`` gray pixels (the data
+    after it need not be a whole image: budgets are checked from the header)."""
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    chunk = struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr
+    return b"\x89PNG\r\n\x1a\n" + chunk + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr)) + body
+
+
+def page_pdf(content: bytes = b"", box: str = "0 0 612 792", *, flate: bool = False) -> bytes:
+    """One page of ``box`` points whose content stream is ``content`` (Flate-packed when
+    ``flate``)."""
+    stream = (
+        _stream(zlib.compress(content, 9), "/Filter /FlateDecode ") if flate else _stream(content)
+    )
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            f"<< /Type /Page /Parent 2 0 R /MediaBox [{box}] /Contents 4 0 R "
+            "/Resources << /Font << /F1 5 0 R >> >> >>".encode(),
+            stream,
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        ]
+    )
+
+
+def page_tree_pdf(levels: int, fanout: int) -> bytes:
+    """A page tree whose every node lists the same child ``fanout`` times: a file of a
+    few hundred bytes with ``fanout ** levels`` pages."""
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>"]
+    for level in range(levels):
+        number = 2 + level
+        parent = f"/Parent {number - 1} 0 R " if level else ""
+        kids = " ".join([f"{number + 1} 0 R"] * fanout)
+        count = fanout ** (levels - level)
+        objects.append(f"<< /Type /Pages {parent}/Kids [{kids}] /Count {count} >>".encode())
+    page = 2 + levels
+    objects.append(
+        f"<< /Type /Page /Parent {page - 1} 0 R /MediaBox [0 0 612 792] "
+        f"/Contents {page + 1} 0 R >>".encode()
+    )
+    objects.append(_stream(b"BT /F1 12 Tf 72 720 Td (again) Tj ET"))
+    return _pdf(objects)
+
+
+def raw_docx(paragraphs: int, text: str = "a") -> bytes:
+    """A DOCX package of ``paragraphs`` one-run paragraphs, zipped without python-docx
+    (fast for many)."""
+    body = f"<w:p><w:r><w:t>{text}</w:t></w:r></w:p>".encode() * paragraphs
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(
+            "[Content_Types].xml",
+            '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+            'content-types"><Default Extension="rels" ContentType="application/vnd.openxml'
+            'formats-package.relationships+xml"/><Default Extension="xml" ContentType="'
+            'application/xml"/><Override PartName="/word/document.xml" ContentType="application/'
+            'vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+        )
+        archive.writestr(
+            "_rels/.rels",
+            '<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/'
+            'package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.'
+            'openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
+            'Target="word/document.xml"/></Relationships>',
+        )
+        archive.writestr(
+            "word/document.xml",
+            b'<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/'
+            b'wordprocessingml/2006/main"><w:body>' + body + b"</w:body></w:document>",
+        )
     return out.getvalue()

@@ -9,7 +9,7 @@ from plugyard.kb.errors import KnowledgeError
 from plugyard.kb.extraction import TextExtractor
 from plugyard.kb.ocr import ScriptedOcrEngine, TesseractEngine, parse_tsv
 
-from .documents import docx_bytes, encrypted_pdf, image_pdf, pgm, text_pdf
+from .documents import docx_bytes, encrypted_pdf, image_pdf, pgm, png_header, text_pdf
 
 
 def extractor(text: str = "scanned words") -> tuple[TextExtractor, ScriptedOcrEngine]:
@@ -57,8 +57,9 @@ def test_ocr_modes_on_a_scanned_pdf(mode: str, text: str, reads: int) -> None:
 
 def test_images_are_read_by_ocr_unless_mode_is_never() -> None:
     ex, engine = extractor("receipt total 12")
-    assert ex.extract(b"\x89PNG....", "r.png", "image/png").text == "receipt total 12"
-    assert ex.extract(b"\x89PNG....", "r.png", "image/png", "never").text == ""
+    image = png_header(40, 20)
+    assert ex.extract(image, "r.png", "image/png").text == "receipt total 12"
+    assert ex.extract(image, "r.png", "image/png", "never").text == ""
     assert engine.reads == 1
 
 

@@ -4,15 +4,22 @@ ownership; then search with filters and cursors, and get."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from plugyard.kb import search as reading
+from plugyard.kb.budgets import Budgets
+from plugyard.kb.cancel import Cancel
 from plugyard.kb.chunking import chunks
 from plugyard.kb.errors import KnowledgeError
+from plugyard.kb.extraction import TextExtractor
+from plugyard.kb.ocr import ScriptedOcrEngine
 from plugyard.kb.records import email_record, text_record
 from plugyard.kb.service import KnowledgeBase, ko_id
 
-from .documents import encrypted_pdf, text_pdf
+from .conftest import EMBEDDER
+from .documents import encrypted_pdf, page_tree_pdf, text_pdf
 
 
 def text(kb: KnowledgeBase, source: str, body: str, plugin: str = "drive", **attrs: object) -> dict:
@@ -188,3 +195,58 @@ def test_chunks_cover_the_text_exactly() -> None:
     pieces = chunks(body, 500)
     assert "".join(pieces) == body
     assert all(len(p) <= 500 for p in pieces)
+
+
+def test_an_over_budget_document_is_refused_and_the_old_version_kept(kb: KnowledgeBase) -> None:
+    before = text(kb, "s1", "kept words")
+    kb.extractor = TextExtractor(ScriptedOcrEngine(), budgets=Budgets(pages=10))
+    with pytest.raises(KnowledgeError) as caught:
+        kb.ingest_document(
+            "drive", "team", file_bytes=page_tree_pdf(2, 10), filename="t.pdf", mime_type=None,
+            source_id="s1", source_url=None, attributes={}, ocr_mode=None,
+        )  # fmt: skip
+    assert caught.value.code == "document_too_complex"
+    assert caught.value.details == {"budget": "pages", "value": 100, "limit": 10}
+    got = reading.get(kb, "drive", "team", before["ko_id"])
+    assert got is not None and got["text"] == "kept words"
+
+
+def test_a_text_over_the_text_budget_is_refused_before_it_is_embedded(kb: KnowledgeBase) -> None:
+    kb.extractor = TextExtractor(ScriptedOcrEngine(), budgets=Budgets(text_chars=100))
+    with pytest.raises(KnowledgeError) as caught:
+        text(kb, "long", "word " * 100)
+    assert caught.value.code == "document_too_complex"
+    assert caught.value.details["budget"] == "text_chars"
+    assert kb.repository.find("team", "long") is None
+
+
+class CancellingEmbedder:
+    """Embeds like the tests' embedder, but the caller gives up during the first batch."""
+
+    def __init__(self, cancel: Cancel) -> None:
+        self.cancel, self.batches = cancel, 0
+
+    @property
+    def identity(self) -> str:
+        return EMBEDDER.identity
+
+    def embed(self, texts: list[str]) -> Any:
+        self.batches += 1
+        self.cancel.cancel()
+        return EMBEDDER.embed(texts)
+
+
+def test_an_ingestion_cancelled_while_embedding_stops_and_writes_nothing(
+    kb: KnowledgeBase,
+) -> None:
+    before = text(kb, "s1", "kept words")
+    cancel = Cancel()
+    embedder = CancellingEmbedder(cancel)
+    kb._embedder = lambda: embedder  # type: ignore[assignment]
+    record = text_record("text", "s1", "Title s1", "new words " * 2000, None, {})
+    with pytest.raises(KnowledgeError) as caught:
+        kb.ingest_record("drive", "team", record, cancel)
+    assert caught.value.code == "cancelled"
+    assert embedder.batches == 1  # stopped at the next batch, not after all of them
+    got = reading.get(kb, "drive", "team", before["ko_id"])
+    assert got is not None and got["text"] == "kept words"

@@ -1,10 +1,15 @@
 """Reading each document format: what kind a document is, and its text.
 
 - PDF: pypdfium2 (PDFium) — the text layer page by page, and a page rendered to a
-  grayscale image for OCR. PDFium is not thread-safe: one lock serialises it.
-- HTML: selectolax (lexbor) — the body's text, without scripts, styles and templates.
+  grayscale image for OCR, scaled down to the page-pixel budget. PDFium is not
+  thread-safe: one lock serialises each use of it, and is never held while a page is
+  OCR'd. Before a page is loaded, the page count, each embedded image's declared size
+  and each content stream's inflated size (inflated only up to the budget) are measured.
+- HTML: selectolax (lexbor) — the body's text, without scripts, styles and templates;
+  its tags are counted before it is parsed.
 - DOCX: python-docx — paragraphs and table cells; the zip is measured before it is
-  opened, so a compression bomb is ``document_too_large``, not memory exhausted.
+  opened, so a compression bomb is ``document_too_large``, not memory exhausted, and its
+  XML elements are counted (streamed, never parsed) before python-docx builds them.
 - Plain text: UTF-8 (BOM stripped), else Latin-1.
 
 An encrypted or corrupt document is ``document_unreadable`` with ``details.reason``.
@@ -13,13 +18,16 @@ An encrypted or corrupt document is ``document_unreadable`` with ``details.reaso
 from __future__ import annotations
 
 import io
+import re
 import threading
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import Literal
 
+from plugyard.kb.budgets import check, too_complex
 from plugyard.kb.errors import KnowledgeError
 
 Kind = Literal["pdf", "html", "docx", "text", "image"]
@@ -109,9 +117,18 @@ def plain_text(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def html_text(markup: str) -> tuple[str, str | None]:
-    """The visible text and the ``<title>`` of an HTML document."""
+_TAG = re.compile(r"<[A-Za-z]")
+
+
+def html_text(markup: str, max_nodes: int | None = None) -> tuple[str, str | None]:
+    """The visible text and the ``<title>`` of an HTML document; more than
+    ``max_nodes`` start tags is ``document_too_complex`` before anything is parsed."""
     from selectolax.lexbor import LexborHTMLParser
+
+    if max_nodes is not None:
+        for nodes, _ in enumerate(_TAG.finditer(markup), 1):
+            if nodes > max_nodes:
+                raise too_complex("xml_nodes", nodes, max_nodes)
 
     tree = LexborHTMLParser(markup)
     title_node = tree.css_first("title")
@@ -125,7 +142,7 @@ def html_text(markup: str) -> tuple[str, str | None]:
     return _tidy(text), title or None
 
 
-def docx_text(data: bytes) -> str:
+def docx_text(data: bytes, max_nodes: int | None = None) -> str:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         total = sum(info.file_size for info in archive.infolist())
@@ -139,6 +156,11 @@ def docx_text(data: bytes) -> str:
             size=total,
             max=MAX_UNZIPPED,
         )
+    if max_nodes is not None:
+        try:
+            _count_xml_nodes(archive, max_nodes)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, zlib.error) as exc:
+            raise _unreadable("corrupt", f"not a DOCX file: {exc}") from None
     import docx
 
     try:
@@ -152,46 +174,147 @@ def docx_text(data: bytes) -> str:
     return _tidy("\n".join(parts))
 
 
+def _count_xml_nodes(archive: zipfile.ZipFile, limit: int) -> None:
+    """Count the start tags of every XML part, streamed a block at a time: python-docx
+    parses every part of the package, so all of them count."""
+    nodes = 0
+    for info in archive.infolist():
+        if not info.filename.lower().endswith((".xml", ".rels")):
+            continue
+        with archive.open(info) as part:
+            last = b""
+            while block := part.read(1 << 20):
+                window = last + block
+                # "<" followed by a name: neither "</", "<?" nor "<!"
+                nodes += window.count(b"<") - window.count(b"</") - window.count(b"<?")
+                nodes -= window.count(b"<!")
+                if last == b"<":  # counted in the previous block already
+                    nodes -= 1
+                last = block[-1:]
+                if nodes > limit:
+                    raise too_complex("xml_nodes", nodes, limit, part=info.filename)
+
+
+class PdfReader:
+    """One PDFium document; every use of PDFium takes the lock, and releases it before
+    the caller does anything else (OCR above all)."""
+
+    def __init__(self, data: bytes) -> None:
+        import pypdfium2 as pdfium
+
+        with _PDFIUM:
+            try:
+                self._document = pdfium.PdfDocument(data)
+            except pdfium.PdfiumError as exc:
+                reason = "encrypted" if "password" in str(exc).lower() else "corrupt"
+                raise _unreadable(reason, f"cannot open the PDF: {exc}") from None
+            self.pages = len(self._document)
+
+    def close(self) -> None:
+        with _PDFIUM:
+            self._document.close()
+
+    def page_text(self, index: int) -> str:
+        with _PDFIUM:
+            page = self._document[index]
+            try:
+                textpage = page.get_textpage()
+                try:
+                    return _tidy(str(textpage.get_text_range()))
+                finally:
+                    textpage.close()
+            finally:
+                page.close()
+
+    def page_image(self, index: int, max_pixels: int, scale: float = 2.0) -> bytes:
+        """One page as a binary PGM image (grayscale), the way Tesseract reads it: at
+        ``scale`` (144 dpi), or smaller when that would exceed ``max_pixels``."""
+        with _PDFIUM:
+            width_pt, height_pt = self._document.get_page_size(index)
+            area = max(width_pt, 1.0) * max(height_pt, 1.0)
+            scale = min(scale, (max_pixels / area) ** 0.5)
+            page = self._document[index]
+            try:
+                bitmap = page.render(scale=scale, grayscale=True)
+                try:
+                    width, height, stride = bitmap.width, bitmap.height, bitmap.stride
+                    raw = bytes(bitmap.buffer)
+                finally:
+                    bitmap.close()
+            finally:
+                page.close()
+        step = bitmap.n_channels
+        if stride == width and step == 1:
+            pixels = raw
+        else:
+            pixels = b"".join(
+                raw[r * stride : r * stride + width * step : step] for r in range(height)
+            )
+        return b"P5\n%d %d\n255\n" % (width, height) + pixels
+
+
 @contextmanager
-def pdf_document(data: bytes) -> Iterator[Any]:
-    """An open PDFium document (under the PDFium lock)."""
-    import pypdfium2 as pdfium
-
-    with _PDFIUM:
-        try:
-            document = pdfium.PdfDocument(data)
-        except pdfium.PdfiumError as exc:
-            reason = "encrypted" if "password" in str(exc).lower() else "corrupt"
-            raise _unreadable(reason, f"cannot open the PDF: {exc}") from None
-        try:
-            yield document
-        finally:
-            document.close()
-
-
-def pdf_page_text(document: Any, index: int) -> str:
-    page = document[index]
+def pdf_document(data: bytes) -> Iterator[PdfReader]:
+    reader = PdfReader(data)
     try:
-        textpage = page.get_textpage()
-        try:
-            return _tidy(str(textpage.get_text_range()))
-        finally:
-            textpage.close()
+        yield reader
     finally:
-        page.close()
+        reader.close()
 
 
-def pdf_page_image(document: Any, index: int, scale: float = 2.0) -> bytes:
-    """One page as a binary PGM image (grayscale), the way Tesseract reads it."""
-    page = document[index]
+_STREAM = re.compile(rb"stream\r?\n")
+_OBJ = re.compile(rb"\d+\s+\d+\s+obj\b")
+_INT = {
+    name: re.compile(rb"/" + name + rb"\s+(\d+)(?!\s+\d+\s+R)") for name in (b"Width", b"Height")
+}
+
+
+def check_pdf_streams(data: bytes, pages: int, content_limit: int, image_limit: int) -> None:
+    """Measure the streams of a PDF before PDFium loads a page: an image whose declared
+    pixels exceed ``image_limit``, or Flate content that inflates to more than
+    ``content_limit`` in one stream or ``content_limit`` × ``pages`` in all, is
+    ``document_too_complex``. Inflation stops at the limit, so this costs at most the
+    budget itself. (Streams under other filters, or encrypted, are not measured here;
+    the worker's memory and CPU limits bound them.)"""
+    total_limit = content_limit * max(pages, 1)
+    total = 0
+    for match in _STREAM.finditer(data):
+        start = match.end()
+        head = data[max(0, match.start() - 4096) : match.start()]
+        objects = list(_OBJ.finditer(head))
+        if not objects or not head.rstrip().endswith(b">>"):
+            continue
+        header = head[objects[-1].end() :]
+        if b"/Image" in header:
+            sizes = [_INT[name].search(header) for name in (b"Width", b"Height")]
+            if sizes[0] is not None and sizes[1] is not None:
+                pixels = int(sizes[0].group(1)) * int(sizes[1].group(1))
+                check("image_pixels", pixels, image_limit)
+            continue
+        if b"/FlateDecode" not in header and b"/Fl " not in header and b"/Fl]" not in header:
+            continue
+        end = data.find(b"endstream", start)
+        inflated = _inflated_size(data[start : end if end >= 0 else len(data)], content_limit)
+        check("page_content_bytes", inflated, content_limit)
+        total += inflated
+        check("page_content_bytes", total, total_limit, scope="document", pages=pages)
+
+
+def _inflated_size(raw: bytes, limit: int) -> int:
+    """How many bytes ``raw`` inflates to, counting no further than ``limit`` + 1."""
+    inflater = zlib.decompressobj()
+    size = 0
     try:
-        bitmap = page.render(scale=scale, grayscale=True)
-        array = bitmap.to_numpy()
-        height, width = array.shape[:2]
-        pixels = array.reshape(height, width, -1)[:, :, 0].tobytes()
-        return bytes(b"P5\n%d %d\n255\n" % (width, height) + pixels)
-    finally:
-        page.close()
+        out = inflater.decompress(raw, limit + 1)
+        size += len(out)
+        while inflater.unconsumed_tail and size <= limit:
+            out = inflater.decompress(inflater.unconsumed_tail, limit + 1 - size)
+            if not out:
+                break
+            size += len(out)
+    except zlib.error:
+        pass  # a broken stream is PDFium's to refuse
+    return size
 
 
 def _tidy(text: str) -> str:

@@ -3,20 +3,35 @@
 Each is scoped to one plugin (what it writes is ``source_type = "plugin:<id>"`` and only
 into knowledge bases it owns; what it reads, only those it may read) and ``host.kb`` to
 the OCR mode of the call (``params.__host.ocr.mode``). Their methods are coroutines, as
-Shu's are; the work (extraction, OCR, embeddings, the store) runs in a worker thread so
-the event loop keeps serving.
+Shu's are; the work (embeddings, the store) runs in a worker thread so the event loop
+keeps serving, and extraction and OCR in the cage's worker processes. When the
+coroutine is cancelled — its call's deadline passed — the work is stopped with it: the
+worker process is killed, embedding stops, and nothing is written.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from plugyard.kb import search as reading
+from plugyard.kb.cancel import Cancel
 from plugyard.kb.errors import KnowledgeError
 from plugyard.kb.records import attributes_of, email_record, text_record
 from plugyard.kb.service import KnowledgeBase
+
+_T = TypeVar("_T")
+
+
+async def stoppable(work: Callable[[Cancel], _T]) -> _T:
+    """``work`` in a thread, stopped through its token if this coroutine is cancelled."""
+    cancel = Cancel()
+    try:
+        return await asyncio.to_thread(work, cancel)
+    except asyncio.CancelledError:
+        cancel.cancel()
+        raise
 
 
 class KbHost:
@@ -39,17 +54,20 @@ class KbHost:
         source_url: str | None = None,
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        return await asyncio.to_thread(
-            self._kb.ingest_document,
-            self._plugin,
-            kb_id,
-            file_bytes=file_bytes,
-            filename=filename,
-            mime_type=mime_type,
-            source_id=source_id,
-            source_url=source_url,
-            attributes=attributes_of(attributes),
-            ocr_mode=self.ocr_mode,
+        attrs = attributes_of(attributes)
+        return await stoppable(
+            lambda cancel: self._kb.ingest_document(
+                self._plugin,
+                kb_id,
+                file_bytes=file_bytes,
+                filename=filename,
+                mime_type=mime_type,
+                source_id=source_id,
+                source_url=source_url,
+                attributes=attrs,
+                ocr_mode=self.ocr_mode,
+                cancel=cancel,
+            )
         )
 
     async def ingest_email(
@@ -68,20 +86,26 @@ class KbHost:
         source_url: str | None = None,
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        record = email_record(
-            subject=subject,
-            sender=sender,
-            recipients=recipients,
-            date=date,
-            message_id=message_id,
-            thread_id=thread_id,
-            body_text=body_text,
-            body_html=body_html,
-            labels=labels,
-            source_url=source_url,
-            attributes=attributes,
-        )
-        return await asyncio.to_thread(self._kb.ingest_record, self._plugin, kb_id, record)
+        nodes = self._kb.extractor.budgets.xml_nodes
+
+        def ingest(cancel: Cancel) -> dict[str, Any]:
+            record = email_record(  # its HTML body is parsed here, off the event loop
+                subject=subject,
+                sender=sender,
+                recipients=recipients,
+                date=date,
+                message_id=message_id,
+                thread_id=thread_id,
+                body_text=body_text,
+                body_html=body_html,
+                labels=labels,
+                source_url=source_url,
+                attributes=attributes,
+                max_nodes=nodes,
+            )
+            return self._kb.ingest_record(self._plugin, kb_id, record, cancel)
+
+        return await stoppable(ingest)
 
     async def ingest_thread(
         self,
@@ -96,7 +120,9 @@ class KbHost:
         record = text_record(
             "thread", thread_id, title, content, source_url, attributes, thread_id=thread_id
         )
-        return await asyncio.to_thread(self._kb.ingest_record, self._plugin, kb_id, record)
+        return await stoppable(
+            lambda cancel: self._kb.ingest_record(self._plugin, kb_id, record, cancel)
+        )
 
     async def ingest_text(
         self,
@@ -109,7 +135,9 @@ class KbHost:
         attributes: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         record = text_record("text", source_id, title, content, source_url, attributes)
-        return await asyncio.to_thread(self._kb.ingest_record, self._plugin, kb_id, record)
+        return await stoppable(
+            lambda cancel: self._kb.ingest_record(self._plugin, kb_id, record, cancel)
+        )
 
     async def ingest(self, kb_id: str, **fields: Any) -> dict[str, Any]:
         """Routed by the fields given: ``file_bytes`` → document, ``message_id`` →
@@ -181,7 +209,8 @@ class OcrHost:
                 size=len(file_bytes),
                 max=self._kb.max_document_bytes,
             )
-        found = await asyncio.to_thread(
-            self._kb.extractor.extract, bytes(file_bytes), filename, mime_type, mode
+        data = bytes(file_bytes)
+        found = await stoppable(
+            lambda cancel: self._kb.extractor.extract(data, filename, mime_type, mode, cancel)
         )
         return {"text": found.text, "metadata": found.metadata()}

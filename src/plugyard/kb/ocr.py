@@ -44,6 +44,11 @@ class TesseractEngine:
     def __init__(self, binary: str = "tesseract", language: str = "eng", timeout_s: float = 60):
         self._binary, self._language, self._timeout = binary, language, timeout_s
 
+    def spec(self) -> dict[str, object]:
+        """What a worker process needs to make the same engine."""
+        return {"engine": "tesseract", "binary": self._binary, "language": self._language,
+                "timeout_s": self._timeout}  # fmt: skip
+
     def available(self) -> bool:
         return shutil.which(self._binary) is not None
 
@@ -90,6 +95,18 @@ def parse_tsv(tsv: str) -> OcrText:
     text = "\n".join(" ".join(words) for words in lines.values())
     mean = round(sum(confidences) / len(confidences) / 100.0, 4) if confidences else None
     return OcrText(text, mean)
+
+
+class UnavailableOcrEngine:
+    """No OCR on this host: every read is ``ocr_unavailable``."""
+
+    name = "none"
+
+    def available(self) -> bool:
+        return False
+
+    def read(self, image: bytes) -> OcrText:
+        raise KnowledgeError("no OCR engine here", code="ocr_unavailable")
 
 
 class ScriptedOcrEngine:

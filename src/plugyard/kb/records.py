@@ -82,6 +82,7 @@ def email_record(
     labels: Any,
     source_url: str | None,
     attributes: Mapping[str, Any] | None,
+    max_nodes: int | None = None,
 ) -> Record:
     attrs = attributes_of(attributes)
     message = check_id(message_id, "message_id")
@@ -89,7 +90,7 @@ def email_record(
     people = recipients if isinstance(recipients, Mapping) else {"to": recipients}
     body = body_text if isinstance(body_text, str) and body_text.strip() else None
     if body is None and isinstance(body_html, str):
-        body = html_text(body_html)[0]
+        body = html_text(body_html, max_nodes)[0]
     head = [f"Subject: {subject or ''}"]
     if sender:
         head.append(f"From: {sender}")

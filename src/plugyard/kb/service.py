@@ -8,9 +8,13 @@ Every ingestion is an upsert keyed by ``(kb_id, source_id)``:
 2. the content hash (a document's bytes, a text's title and body) is compared with the
    stored one: unchanged content with the same embedder is not extracted or embedded
    again (``unchanged: true``; changed attributes are still saved);
-3. the text is extracted (documents, under the call's OCR mode), chunked and embedded —
-   all before anything is written; an empty text is ``empty_extraction``;
-4. the object and all its chunks replace the old ones in one transaction.
+3. the text is extracted (documents, under the call's OCR mode and the extraction
+   budgets, in a caged worker process: :mod:`plugyard.kb.cage`), chunked and embedded —
+   all before anything is written; an empty text is ``empty_extraction``, a text over
+   the ``text_chars`` budget ``document_too_complex``;
+4. the object and all its chunks replace the old ones in one transaction — unless the
+   caller gave up meanwhile (its :class:`~plugyard.kb.cage.Cancel` token): then the
+   worker is killed, embedding stops at its next batch, and nothing is written.
 
 The envelope: ``ko_id`` (deterministic from plugin, knowledge base and source id),
 ``document_id``, ``word_count``, ``character_count``, ``chunk_count``, ``extraction``
@@ -27,14 +31,34 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from plugyard.kb.budgets import Budgets, check
+from plugyard.kb.cancel import Cancel
 from plugyard.kb.chunking import chunks
 from plugyard.kb.errors import KnowledgeError
-from plugyard.kb.extraction import Extraction, TextExtractor
+from plugyard.kb.extraction import Extraction
 from plugyard.kb.records import Record, check_id, digest
 from plugyard.store.kb import ChunkRow, KbInfo, KbRepository, ObjectRow
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 MAX_TEXT_CHARS = 16 * 1024 * 1024
+#: Chunks embedded at a time: a cancelled ingestion stops after the batch in hand.
+EMBED_BATCH = 32
+
+
+class Extractor(Protocol):
+    """A document's text under budgets: in-process (``TextExtractor``) or caged."""
+
+    @property
+    def budgets(self) -> Budgets: ...
+
+    def extract(
+        self,
+        data: bytes,
+        filename: str | None,
+        mime_type: str | None,
+        mode: str | None = None,
+        cancel: Cancel | None = None,
+    ) -> Extraction: ...
 
 
 class Embedder(Protocol):
@@ -59,7 +83,7 @@ class KnowledgeBase:
         self,
         repository: KbRepository,
         embedder: Callable[[], Embedder],
-        extractor: TextExtractor,
+        extractor: Extractor,
         *,
         max_document_bytes: int = MAX_DOCUMENT_BYTES,
         clock: Callable[[], float] = time.time,
@@ -73,6 +97,12 @@ class KnowledgeBase:
     @property
     def embedder(self) -> Embedder:
         return self._embedder()
+
+    def close(self) -> None:
+        """Stop the extractor's worker processes, if it has any."""
+        close = getattr(self.extractor, "close", None)
+        if callable(close):
+            close()
 
     # ------------------------------------------------------------------ ownership
 
@@ -119,6 +149,7 @@ class KnowledgeBase:
         source_url: str | None,
         attributes: dict[str, Any],
         ocr_mode: str | None,
+        cancel: Cancel | None = None,
     ) -> dict[str, Any]:
         if not isinstance(file_bytes, bytes | bytearray | memoryview):
             raise KnowledgeError("file_bytes must be bytes", code="invalid_request")
@@ -140,7 +171,7 @@ class KnowledgeBase:
         )
         if unchanged is not None:
             return unchanged
-        extraction = self.extractor.extract(data, filename, mime_type, ocr_mode)
+        extraction = self.extractor.extract(data, filename, mime_type, ocr_mode, cancel)
         title = filename or extraction.details.get("title") or source
         record = Record(
             "document",
@@ -151,9 +182,11 @@ class KnowledgeBase:
             url if isinstance(url, str) else None,
             attributes,
         )
-        return self._store(plugin_id, kb_id, record, extraction)
+        return self._store(plugin_id, kb_id, record, extraction, cancel)
 
-    def ingest_record(self, plugin_id: str, kb_id: str, record: Record) -> dict[str, Any]:
+    def ingest_record(
+        self, plugin_id: str, kb_id: str, record: Record, cancel: Cancel | None = None
+    ) -> dict[str, Any]:
         if len(record.text) > MAX_TEXT_CHARS:
             raise KnowledgeError(
                 f"the text is longer than {MAX_TEXT_CHARS} characters",
@@ -173,7 +206,7 @@ class KnowledgeBase:
         if unchanged is not None:
             return unchanged
         extraction = Extraction(record.text, "text", "host", 1.0, 0.0, dict(record.details))
-        return self._store(plugin_id, kb_id, record, extraction)
+        return self._store(plugin_id, kb_id, record, extraction, cancel)
 
     # ------------------------------------------------------------------ helpers
 
@@ -210,7 +243,12 @@ class KnowledgeBase:
         return envelope(new, unchanged=True)
 
     def _store(
-        self, plugin_id: str, kb_id: str, record: Record, extraction: Extraction
+        self,
+        plugin_id: str,
+        kb_id: str,
+        record: Record,
+        extraction: Extraction,
+        cancel: Cancel | None,
     ) -> dict[str, Any]:
         text = extraction.text
         if not text.strip():
@@ -219,9 +257,17 @@ class KnowledgeBase:
                 code="empty_extraction",
                 extraction=extraction.metadata(),
             )
+        # Embedding is the host's own CPU: its cost is bounded by the text's length.
+        check("text_chars", len(text), self.extractor.budgets.text_chars)
+        cancel = cancel or Cancel()
         pieces = chunks(text)
         embedder = self.embedder
-        vectors = np.asarray(embedder.embed(pieces), dtype="<f4")
+        batches = []
+        for start in range(0, len(pieces), EMBED_BATCH):
+            cancel.check()
+            batch = embedder.embed(pieces[start : start + EMBED_BATCH])
+            batches.append(np.asarray(batch, dtype="<f4"))
+        vectors = np.concatenate(batches) if batches else np.zeros((0, 0), dtype="<f4")
         ident = ko_id(plugin_id, kb_id, record.source_id)
         now = self._clock()
         old = self.repository.find(kb_id, record.source_id)
@@ -251,6 +297,7 @@ class KnowledgeBase:
             ChunkRow(ident, i, piece, vectors[i].tobytes(), embedder.identity)
             for i, piece in enumerate(pieces)
         ]
+        cancel.commit()
         self.repository.replace(row, rows)
         return envelope(row, unchanged=False)
 

@@ -84,12 +84,14 @@ class Governing:
     def knowledge(self) -> KnowledgeBase:
         """The knowledge base behind Shu's host.kb, host.query and host.ocr (docs/shu.md),
         embedding with discovery's embedder (loaded on the first ingestion or search)."""
-        from plugyard.kb.extraction import TextExtractor
+        from plugyard.kb.cage import Cage, CagedExtractor
         from plugyard.kb.ocr import TesseractEngine
         from plugyard.kb.service import KnowledgeBase
         from plugyard.store.kb import SqlKbRepository
 
-        extractor = TextExtractor(TesseractEngine())
+        # Documents are read in worker processes under budgets and limits, never here.
+        cage = Cage(self.settings.kb_cage, ocr=TesseractEngine().spec())
+        extractor = CagedExtractor(cage, self.settings.kb_budgets)
         return KnowledgeBase(SqlKbRepository(self.store), lambda: self.finding.discovery.embedder,
                              extractor)  # fmt: skip
 

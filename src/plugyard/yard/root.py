@@ -202,6 +202,9 @@ class Yard:
         backend = built(self.execution, "backend")
         if backend is not None:
             backend.close()
+        knowledge = built(self.governing, "knowledge")
+        if knowledge is not None:  # its extraction workers
+            knowledge.close()
         # The executor's audit is the governance's when governed; either may exist alone.
         owner = built(self.execution, "executor") or built(self.governing, "governance")
         stop_audit = getattr(getattr(owner, "audit", None), "close", None)

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from plugyard.kb.budgets import Budgets, CageLimits
 from plugyard.store.home import data_home
 from plugyard.store.urls import DATABASE_URL_ENV
 
@@ -78,6 +79,11 @@ class Settings:
     # ray://host:port — pipeline branches and iterations, feed runs and heavy operations.
     execution: str = "local"
     execution_connect_timeout_s: float = 10.0
+    # What one document may cost the knowledge base (docs/shu.md, "Budgets and the
+    # cage"): PLUGYARD_KB_MAX_<BUDGET> for each budget, PLUGYARD_KB_WORKER_MEMORY_MB,
+    # _CPU_S, _WALL_S and PLUGYARD_KB_WORKERS for the worker processes that read them.
+    kb_budgets: Budgets = field(default_factory=Budgets)
+    kb_cage: CageLimits = field(default_factory=CageLimits)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -132,8 +138,29 @@ class Settings:
             execution_connect_timeout_s=float(
                 env.get("PLUGYARD_EXECUTION_CONNECT_TIMEOUT_S") or 10.0
             ),
+            kb_budgets=_kb_budgets(env),
+            kb_cage=_kb_cage(env),
         )
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def _kb_budgets(env: Mapping[str, str]) -> Budgets:
+    given = {
+        name: int(env[f"PLUGYARD_KB_MAX_{name.upper()}"])
+        for name in Budgets.__dataclass_fields__
+        if env.get(f"PLUGYARD_KB_MAX_{name.upper()}")
+    }
+    return replace(Budgets(), **given)
+
+
+def _kb_cage(env: Mapping[str, str]) -> CageLimits:
+    limits = CageLimits()
+    names = {"memory_mb": "PLUGYARD_KB_WORKER_MEMORY_MB", "cpu_s": "PLUGYARD_KB_WORKER_CPU_S",
+             "wall_s": "PLUGYARD_KB_WORKER_WALL_S", "workers": "PLUGYARD_KB_WORKERS"}  # fmt: skip
+    given = {
+        key: type(getattr(limits, key))(env[name]) for key, name in names.items() if env.get(name)
+    }
+    return replace(limits, **given)
 
 
 def packages_root(settings: Settings) -> Path | None:

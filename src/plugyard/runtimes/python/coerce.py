@@ -50,6 +50,11 @@ def crashed(exc: BaseException, *, debug: bool) -> Outcome:
     if not isinstance(code, str) or code not in ERROR_CODES:
         code = "plugin_error"
     details: dict[str, Any] = {"type": type(exc).__name__}
+    given = getattr(exc, "details", None)
+    if code != "plugin_error" and isinstance(given, dict):
+        # plugyard's own refusal (a host.kb budget, say) let through by the plugin keeps
+        # what it says: which budget, the value, the limit.
+        details = {**{str(k): v for k, v in given.items()}, **details}
     if debug:
         details["traceback"] = "".join(traceback.format_exception(exc))
     message = f"{type(exc).__name__}: {str(exc) or 'raised'}"

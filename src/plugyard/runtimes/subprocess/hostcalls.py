@@ -87,7 +87,10 @@ async def serve(
         return None, ErrorInfo("invalid_request", f"host.{capability}.{method}: {exc}")
     except Exception as exc:
         code = getattr(exc, "code", None)
+        details = getattr(exc, "details", None)
         return None, ErrorInfo(
-            code if isinstance(code, str) else "plugin_error", f"{type(exc).__name__}: {exc}"
+            code if isinstance(code, str) else "plugin_error",
+            f"{type(exc).__name__}: {exc}",
+            details if isinstance(details, dict) else {},
         )
     return value, None

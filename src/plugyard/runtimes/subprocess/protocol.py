@@ -77,8 +77,14 @@ def cancel(request_id: int) -> bytes:
 
 def host_reply(call_id: str, result: Any = None, error: ErrorInfo | None = None) -> bytes:
     if error is not None:
-        body = {"code": error.code, "message": error.message}
-        return encode({"id": call_id, "error": body}) + b"\n"
+        body: dict[str, Any] = {"code": error.code, "message": error.message}
+        if error.details:  # a budget refused, say: which, the value, the limit
+            body["details"] = dict(error.details)
+        try:
+            return encode({"id": call_id, "error": body}) + b"\n"
+        except (TypeError, ValueError):
+            del body["details"]
+            return encode({"id": call_id, "error": body}) + b"\n"
     try:
         return encode({"id": call_id, "result": result}) + b"\n"
     except (TypeError, ValueError) as exc:

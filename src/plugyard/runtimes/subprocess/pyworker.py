@@ -46,9 +46,10 @@ _CONTEXT_KEYS = frozenset(
 class HostError(Exception):
     """A host call the host refused; ``code`` is its error code."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.details = details or {}
 
 
 class Channel:
@@ -86,7 +87,14 @@ class Channel:
             return
         error = message.get("error")
         if isinstance(error, dict):
-            future.set_exception(HostError(str(error.get("code")), str(error.get("message"))))
+            details = error.get("details")
+            future.set_exception(
+                HostError(
+                    str(error.get("code")),
+                    str(error.get("message")),
+                    details if isinstance(details, dict) else None,
+                )
+            )
         else:
             future.set_result(message.get("result"))
 

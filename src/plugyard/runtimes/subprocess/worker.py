@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from plugyard.runtimes.base import Progress
+from plugyard.runtimes.base import ErrorInfo, Progress
 from plugyard.runtimes.subprocess import hostcalls, protocol
 from plugyard.runtimes.subprocess.failures import WorkerFailure, lost, protocol_failure
 from plugyard.runtimes.subprocess.process import kill_tree, spawn
@@ -36,6 +36,7 @@ from plugyard.runtimes.subprocess.spec import SubprocessSettings, WrapperSpec
 class _Request:
     host: Any
     answered: bool = False  # its reply is queued: nothing to cancel
+    calls: set[asyncio.Task[Any]] = field(default_factory=set)  # its host calls in flight
     queue: asyncio.Queue[protocol.ProgressLine | protocol.Reply | WorkerFailure] = field(
         default_factory=asyncio.Queue
     )
@@ -129,6 +130,9 @@ class Worker:
                 yield item.progress
         finally:
             self._requests.pop(ident, None)
+            # The host work it started ends with it (an ingestion's worker is killed).
+            for call in list(request.calls):
+                call.cancel()
             # No reply came: cancelled, or the consumer stopped. (After a failure the
             # worker is broken already, and abandoning it does nothing more.)
             if not request.answered:
@@ -214,7 +218,11 @@ class Worker:
                     failure = protocol_failure(str(exc))
                     break
                 if isinstance(message, protocol.HostCall):
-                    self._spawn(self._host_call(message))
+                    owner = self._owner(message)
+                    task = self._spawn(self._host_call(message, owner))
+                    if owner is not None:
+                        owner.calls.add(task)
+                        task.add_done_callback(owner.calls.discard)
                     continue
                 request = self._requests.get(message.id)
                 if request is None and message.id in self._abandoned:
@@ -237,18 +245,32 @@ class Worker:
         finally:
             self._break(failure)
 
-    async def _host_call(self, call: protocol.HostCall) -> None:
+    def _owner(self, call: protocol.HostCall) -> _Request | None:
         owner = self._requests.get(call.call) if call.call is not None else None
         # A call that names no request is the only request's, unless a cancelled one may
         # still be running and could be the caller.
         if owner is None and call.call is None and len(self._requests) == 1 and not self._abandoned:
             owner = next(iter(self._requests.values()))
-        result, error = await hostcalls.serve(
-            owner.host if owner else None, call.capability, call.method, call.args, call.kwargs
-        )
+        return owner
+
+    async def _host_call(self, call: protocol.HostCall, owner: _Request | None) -> None:
+        try:
+            result, error = await hostcalls.serve(
+                owner.host if owner else None, call.capability, call.method, call.args, call.kwargs
+            )
+        except asyncio.CancelledError:
+            # Its request was given up: the host stopped the work, and the code waiting
+            # for this answer (a sync call cannot be cancelled) is told, so it can end
+            # and the worker live on.
+            result, error = None, ErrorInfo("cancelled", "the call this host call served ended")
+            self._reply(call.id, result, error)
+            raise
+        self._reply(call.id, result, error)
+
+    def _reply(self, call_id: str, result: Any, error: ErrorInfo | None) -> None:
         if self.alive and self.proc is not None and self.proc.stdin is not None:
             with contextlib.suppress(ConnectionError, RuntimeError):
-                self.proc.stdin.write(protocol.host_reply(call.id, result, error))
+                self.proc.stdin.write(protocol.host_reply(call_id, result, error))
 
     async def _drain_stderr(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
