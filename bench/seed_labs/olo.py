@@ -104,7 +104,9 @@ def configs(checkouts: list[Path]) -> list[Path]:
     return found
 
 
-def run(checkout: Path, plugins: Path | None = None, more: list[Path] | None = None) -> dict[str, Any]:
+def run(
+    checkout: Path, plugins: Path | None = None, more: list[Path] | None = None
+) -> dict[str, Any]:
     """``checkout``: the Configuration repository; ``plugins``: the plugins repository;
     ``more``: further checkouts holding engine configs (the Worker's ``config/``)."""
     registered: list[RegisteredPlugin] = []
