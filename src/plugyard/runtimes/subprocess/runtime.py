@@ -11,8 +11,8 @@ and turns the reply into an :class:`Outcome`; a streaming operation answers with
 progress first. An idempotent operation whose persistent worker was lost before it gave
 anything back is sent once more, to another worker; nothing else ever runs twice.
 A DS016 wrapper and an MRP-VM plugin in plugyard's Node host are run by the same
-resolution and sandbox (:mod:`.conventions`). Untrusted plugins run only in a sandbox; where there is none they are refused with
-``sandbox_unavailable``, never run bare.
+resolution and sandbox (:mod:`.conventions`). Untrusted plugins run only in a sandbox;
+where there is none they are refused with ``sandbox_unavailable``, never run bare.
 """
 
 from __future__ import annotations
