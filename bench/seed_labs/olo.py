@@ -127,7 +127,7 @@ def run(
     for path in files:
         report = validate(path.read_bytes(), catalog, "auto")
         strict += validate(path.read_bytes(), catalog, "strict").ok
-        name = f"{path.parent.parent.name}/{path.parent.name}/{path.name}"
+        name = f"{path.parent.name}/{path.name}"  # template/: Configuration, config/: Worker
         rows.append((name, report.ok, len(report.warnings)))
         if report.ok:
             loaded += 1

@@ -24,19 +24,14 @@ def mrp_members(payload: Mapping[str, Any]) -> dict[str, Any]:
     units = [u for u in payload.get("context") or () if isinstance(u, Mapping)]
     raw = payload.get("intents")
     intents = [i for i in (raw if isinstance(raw, list) else ()) if isinstance(i, Mapping)]
-    decomposed = [
-        {
-            "groupNumber": index + 1,
-            "intent": str(intent.get("text") or message),
-            "act": intent.get("act"),
-            "explicitContext": "",
-        }
-        for index, intent in enumerate(intents)
-    ]
+    decomposed = [_decomposed(index + 1, intent, message) for index, intent in enumerate(intents)]
+    profiles = [_profile(d) for d in decomposed]
+    turn = [_unit(index, unit) for index, unit in enumerate(units)]
     added: dict[str, Any] = {
         "currentMessage": message,
         "originalMessage": message,
         "historyForPrompt": [],
+        "sessionId": None,
         "systemPrompt": None,
         "requestedModel": None,
         "sessionModel": None,
@@ -44,17 +39,59 @@ def mrp_members(payload: Mapping[str, Any]) -> dict[str, Any]:
         "intentGroups": [
             {"groupNumber": d["groupNumber"], "intent": d["intent"]} for d in decomposed
         ],
-        "contextProfiles": [{"neededRoles": []} for _ in decomposed],
-        "currentTurnUnits": [dict(u) for u in units],
+        "contextProfiles": profiles,
+        "currentTurnUnits": turn,
         "resolvedIntents": [
-            {"intentRef": d["groupNumber"], "intentGroup": d, "currentTurnContextUnits": []}
-            for d in decomposed
+            {
+                "intentRef": d["groupNumber"],
+                "intentGroup": d,
+                "decomposed": d,
+                "contextProfile": p,
+                "currentTurnContextUnits": turn,
+                "sessionUnits": [],
+                "kbUnits": [],
+                "strategyUnits": [],
+            }
+            for d, p in zip(decomposed, profiles, strict=True)
         ],
         "guidanceUnits": list(payload.get("guidance") or []),
         "explicitSelections": {},
         "sessionPreferences": {},
     }
     return {**added, **payload}
+
+
+def _decomposed(number: int, intent: Mapping[str, Any], message: str) -> dict[str, Any]:
+    """An intent as MRP-VM's decomposer shapes one (act, intent, target, …)."""
+    text = str(intent.get("text") or message)
+    target = " ".join(text.split()[1:]).rstrip(".?!")
+    act = intent.get("act") if isinstance(intent.get("act"), str) else "explain"
+    return {
+        "groupNumber": number, "act": act, "intent": text, "target": target,
+        "criteria": [], "evidence": [], "explicitContext": None, "outputType": None,
+    }  # fmt: skip
+
+
+def _profile(decomposed: Mapping[str, Any]) -> dict[str, Any]:
+    """The retrieval profile MRP-VM derives for an intent: its query terms and act."""
+    words = (w.strip(".,;:!?()\"'").lower() for w in str(decomposed["target"]).split())
+    terms = list(dict.fromkeys(w for w in words if len(w) > 2))
+    return {
+        "intentGroupNumber": decomposed["groupNumber"], "neededRoles": [],
+        "queryText": decomposed["target"], "queryTerms": terms, "focusTerms": [],
+        "focusPhrases": [], "actBoost": decomposed["act"], "maxResults": 10,
+    }  # fmt: skip
+
+
+def _unit(index: int, unit: Mapping[str, Any]) -> dict[str, Any]:
+    """A DS003 context unit as one of MRP-VM's current-turn units."""
+    text = str(unit.get("text") or "")
+    return {
+        "id": str(unit.get("title") or f"turn-unit-{index}"),
+        "unitId": str(unit.get("title") or f"turn-unit-{index}"),
+        "text": text, "claim": text, "role": unit.get("role"),
+        "source": unit.get("sourceLink"),
+    }  # fmt: skip
 
 
 def reads_mrp_members(descriptor: PluginDescriptor) -> bool:

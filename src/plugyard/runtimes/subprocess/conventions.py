@@ -57,16 +57,18 @@ class ContextHost:
         if name == "llm":
             bridge = self._callbacks.get("llm")
             if bridge is None:
-                raise _Refused("capability_unavailable", "this call has no model bridge")
+                raise HostRefusal("capability_unavailable", "this call has no model bridge")
             return bridge
         if name == "helpers":
             return _Helpers(self._callbacks.get("externalHelpers"))
         if self._host is None:
-            raise _Refused("capability_unavailable", "this call has no host object")
+            raise HostRefusal("capability_unavailable", "this call has no host object")
         return getattr(self._host, name)
 
 
-class _Refused(Exception):
+class HostRefusal(Exception):
+    """What the call's context does not offer (served as its ``code``)."""
+
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
