@@ -37,8 +37,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--homeclaw", type=Path)
     parser.add_argument("--shu", type=Path)
     parser.add_argument("--mrp", type=Path)
-    parser.add_argument("--olo-config", type=Path, action="append", default=[],
-                        help="OLO's Configuration checkout (and the Worker's: its config/)")  # fmt: skip
+    parser.add_argument(
+        "--olo-config",
+        type=Path,
+        action="append",
+        default=[],
+        help="OLO's Configuration checkout (again for the Worker's: its config/)",
+    )
     parser.add_argument("--olo-plugins", type=Path)
     parser.add_argument("--json", action="store_true", help="Print every report as JSON.")
     args = parser.parse_args(argv)
