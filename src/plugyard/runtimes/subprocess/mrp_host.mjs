@@ -44,6 +44,7 @@ function hostCall(capability, call, args = [], kwargs = {}) {
 function hostError(error) {
   const failure = new Error(error?.message || 'the host refused the call');
   failure.code = error?.code || 'plugin_error';
+  failure.fromHost = true; // the host's own refusal (budget_exceeded, …) keeps its code
   return failure;
 }
 
@@ -262,7 +263,8 @@ async function handle(message) {
     const answer = method === 'describe' ? await describe() : await execute(params || {});
     send({ id, ...answer });
   } catch (error) {
-    const code = typeof error?.code === 'string' && error.code === 'plugin_load_failed' ? error.code : 'plugin_error';
+    const own = error?.code === 'plugin_load_failed' || error?.fromHost === true;
+    const code = own && typeof error.code === 'string' ? error.code : 'plugin_error';
     send({ id, error: { code, message: String(error?.message || error) } });
   }
 }
