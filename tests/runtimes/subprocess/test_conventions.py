@@ -176,7 +176,7 @@ def test_a_ds016_wrapper_that_writes_nothing_is_a_stable_code_naming_the_convent
     yard: Yard,
 ) -> None:
     result = asyncio.run(yard.call("ds016-silent", "solve", {"prompt": "x"}))
-    assert result.status == "error" and result.error.code == "ds016_no_result"
+    assert result.status == "error" and result.error.code == "mrp_wrapper_no_result"
     assert result.error.details["convention"] == "ds016"
 
 
@@ -187,7 +187,7 @@ def test_ds016_exit_codes_and_documents_map_to_outcomes() -> None:
     )
     said = read_result(0, b"noise\n## Plugin Result\nStatus: error\nResult: no\n", b"", "w")
     assert said.status == "error" and said.error.code == "plugin_error"
-    assert read_result(0, b"Status: success\n", b"", "w").error.code == "ds016_no_result"
+    assert read_result(0, b"Status: success\n", b"", "w").error.code == "mrp_wrapper_no_result"
     assert parse_result("## Plugin Result\nStatus: success\nOther: x\n# next\nResult: y") == {
         "Status": "success"
     }

@@ -170,7 +170,7 @@ def read_result(code: int, stdout: bytes, stderr: bytes, plugin_id: str) -> Outc
     if fields is None:
         why = "wrote nothing" if not text.strip() else f"wrote no {RESULT_HEADING!r} document"
         return _error(
-            "ds016_no_result",
+            "mrp_wrapper_no_result",
             f"the DS016 wrapper {why} on stdout",
             {"convention": DS016, "stderr": stderr.decode("utf-8", "replace")[-2000:]},
         )
