@@ -96,6 +96,12 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "wrapper_protocol_error": ErrorSpec(
         502, "A subprocess wrapper broke the wire protocol; the worker was replaced."
     ),
+    "plugin_load_failed": ErrorSpec(
+        503, "The plugin's code does not load (its module throws on import, or its factory)."
+    ),
+    "mrp_wrapper_no_result": ErrorSpec(
+        502, "An MRP-VM (DS016) wrapper exited without writing its '## Plugin Result' document."
+    ),
     # 502, not 503: the call reached a worker that failed under it (a bad gateway), and
     # whether it ran partly is unknown, so it is no plain "try again later".
     "worker_lost": ErrorSpec(

@@ -95,3 +95,18 @@ def test_palette_groups_plugins_and_control_components(tmp_path: Path) -> None:
     assert [c["role"] for c in view["control"]] == ["CONDITION", "ITERATOR", "FORK", "JOIN"]
     code, out, _ = run(tmp_path / "y.db", "palette")
     assert code == 0 and "Undefined" in out and "JOIN" in out
+
+
+OLO_LEGACY = str(Path(__file__).resolve().parents[1] / "pipelines/fixtures/olo-legacy-stages.json")
+
+
+def test_validate_and_run_read_an_olo_engine_config_in_engine_mode_by_its_shape(
+    tmp_path: Path,
+) -> None:
+    code, out, err = run(tmp_path / "y.db", "pipeline", "validate", OLO_LEGACY)
+    assert code == 0 and "engine mode" in out and "undefined_outside_group" in err
+    args = ("pipeline", "run", OLO_LEGACY, "--json", "--input", '{"text": "mail a@b.io"}')
+    code, out, _ = run(tmp_path / "y.db", *args)
+    report = json.loads(out)
+    assert code == 0 and report["status"] == "success"
+    assert [e["kind"] for e in report["trace"]].count("branch") == 2

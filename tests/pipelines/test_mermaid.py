@@ -69,3 +69,11 @@ def test_a_named_pipeline_can_be_drawn_and_an_unknown_one_is_refused() -> None:
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.*")), ids=lambda p: p.name)
 def test_every_example_draws(path: Path) -> None:
     assert diagram(path.read_bytes()).startswith("flowchart TD\n")
+
+
+def test_an_async_group_naming_no_fork_or_join_is_drawn_with_the_built_in_ones() -> None:
+    document = {
+        "capabilities": [{"capability": "M", "flow": [{"mode": "ASYNC", "children": ["a", "b"]}]}]
+    }
+    text = mermaid(load(document).document)  # type: ignore[arg-type]
+    assert '[/"fork: built-in"/]' in text and '[\\"join: built-in"\\]' in text

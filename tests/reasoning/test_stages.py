@@ -4,13 +4,22 @@ error; every stage call goes through the executor (and its audit)."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+from pathlib import Path
 from typing import Any
 
-from plugyard.execution.executor import CallRequest
-from plugyard.execution.result import Result
-from plugyard.reasoning.stages import family_status
+import pytest
 
-from .lab import Lab, basic, solved
+from plugyard.execution.executor import CallRequest, Executor
+from plugyard.execution.result import Result
+from plugyard.manifest.load import load_file
+from plugyard.reasoning.stages import family_status
+from plugyard.registry.model import RegisteredPlugin
+from plugyard.runtimes.subprocess import SubprocessPluginRuntime
+
+from .lab import Lab, basic, planned, solved
+
+JS_FIXTURES = Path(__file__).parents[1] / "runtimes" / "subprocess" / "fixtures" / "mrp"
 
 
 def test_a_solver_answering_a_status_outside_its_family_is_an_error() -> None:
@@ -79,3 +88,21 @@ def test_stage_calls_go_through_the_executor() -> None:
         "plan-a.record_outcome",
     ]
     assert [e.plugin_id for e in lab.executor.audit] == [s.split(".")[0] for s in seen]  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")
+def test_an_mrp_vm_javascript_solver_is_handed_the_members_mrp_vms_engine_names() -> None:
+    """MRP-VM's own goal solvers read ``currentMessage`` and ``resolvedIntents``, not
+    ``prompt``: the loop hands them those members."""
+    lab = basic(Lab(), gs=())
+    runtime = SubprocessPluginRuntime()
+    lab.executor = Executor(lab.registry, {"python": lab.runtime, "subprocess": runtime})
+    folder = JS_FIXTURES / "gs-echo-js"
+    descriptor = load_file(folder / "plugin.json").plugins[0]
+    lab.registry.register(RegisteredPlugin.of(descriptor, "folder", location=str(folder)))
+    lab.add("plan-a", "plan", {"build_plan": planned(("kb-a",), ("gs-echo-js",))})
+    try:
+        answer = lab.reason("What is the capital of France?")
+    finally:
+        runtime.kill_all()
+    assert answer.answer == "echo: What is the capital of France?", answer.error

@@ -38,14 +38,16 @@ def pipeline_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def validate_command(ctx: click.Context, file: Path, as_json: bool) -> None:
-    """Check FILE against the registry; exit 1 listing every fault (code and path)."""
+    """Check FILE against the registry; exit 1 listing every fault (code and path).
+    An OLO engine config is checked as OLO's engine checks it (engine mode)."""
     with open_yard(ctx) as yard:
-        report = yard.pipelines.validate(file.read_bytes())
+        report = yard.pipelines.validate(file.read_bytes(), "auto")
     if as_json:
         click.echo(_dump({"file": str(file), **report.to_dict()}))
     elif report.ok:
         names = ", ".join(sorted(report.plan.pipelines)) if report.plan else ""
-        click.echo(f"ok  {file}  ({report.dialect}; pipelines: {names})")
+        mode = ", engine mode" if report.engine else ""
+        click.echo(f"ok  {file}  ({report.dialect}{mode}; pipelines: {names})")
     else:
         click.echo(f"invalid  {file}  ({len(report.faults)} faults)", err=True)
         _faults(report.faults)
@@ -85,7 +87,12 @@ def run_command(
         try:
             run = asyncio.run(
                 yard.pipelines.run(
-                    file.read_bytes(), data, pipeline=name, subject=subject, timeout_ms=timeout_ms
+                    file.read_bytes(),
+                    data,
+                    pipeline=name,
+                    subject=subject,
+                    timeout_ms=timeout_ms,
+                    mode="auto",
                 )
             )
         except PipelineError as exc:

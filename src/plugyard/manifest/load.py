@@ -30,7 +30,7 @@ MANIFEST_NAMES = frozenset(
     }
 )  # fmt: skip
 #: Files read beside a manifest: HomeClaw runtime config and MRP knowledge units.
-SIDECAR_NAMES = ("config.yml", "config.yaml", "plugin.kus.md")
+SIDECAR_NAMES = ("config.yml", "config.yaml", "plugin.kus.md", "index.mjs")
 
 
 @dataclass(frozen=True)
@@ -146,6 +146,9 @@ def read_sidecars(folder: Path) -> dict[str, Any]:
     for name in SIDECAR_NAMES:
         candidate = folder / name
         if not candidate.is_file():
+            continue
+        if name.endswith(".mjs"):
+            out[name] = True  # code: only that it is there matters to a reader
             continue
         raw = candidate.read_bytes()
         if name.endswith(".md"):

@@ -8,7 +8,9 @@
   the branches concurrently — each on its own context — and hands what each branch
   wrote to the join, whose output flows back into the context. ``completion`` says
   when the branches are done: ``all`` (every branch), ``first_success`` or
-  ``first_failure`` (the others are cancelled).
+  ``first_failure`` (the others are cancelled). A group read in engine mode may name no
+  fork or join: then, as in OLO's engine, every branch starts from the whole context and
+  what the branches wrote is merged into it in branch order (the last wins).
 - Inside a branch or an iteration every call goes to the run's fan-out caller
   (``FANNED`` says a call is there), which may run it on another machine.
 - A group that times out, or in which a failure stops, ends the run unless its
@@ -147,13 +149,21 @@ class GroupRunner:
             await self.fan(group, values, parent)
 
     async def fan(self, group: Group, values: dict[str, Any], parent: int) -> None:
-        assert group.fork is not None and group.join is not None
         names = [child.node_id for child in group.children]
         count = len(names)
-        extra = control.fork_extra(group.fork, names)
-        inputs = await self.call(
-            group.fork, values, parent, "fork", extra, lambda data: control.branches(data, count)
-        )
+        inputs: list[Any]
+        if group.fork is None:
+            inputs = [control.copy(values) for _ in range(count)]
+        else:
+            extra = control.fork_extra(group.fork, names)
+            inputs = await self.call(
+                group.fork,
+                values,
+                parent,
+                "fork",
+                extra,
+                lambda data: control.branches(data, count),
+            )
         outcomes: list[Outcome] = [None] * count
 
         async def branch(index: int) -> None:
@@ -190,6 +200,10 @@ class GroupRunner:
         outputs = [o for o in outcomes if isinstance(o, dict)]
         if failures and (group.completion != "first_success" or not outputs):
             raise failures[0]
+        if group.join is None:
+            for output in outputs:
+                values.update(output)
+            return
         await self.call(group.join, values, parent, "join", {"branches": outputs})
 
 

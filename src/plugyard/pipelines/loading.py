@@ -4,6 +4,11 @@ The text is parsed by the same hostile-input-safe reader as manifests (size, dep
 alias caps, duplicate keys, NaN refused). The dialect is told from the data: an OLO
 engine config is mapped first (:mod:`plugyard.pipelines.olo`). Faults always point
 into the document as its author wrote it.
+
+The mode says how strictly: ``strict`` (plugyard's own documents, the console editor)
+refuses every placement fault; ``engine`` reads and checks as OLO's engine does
+(docs/pipelines.md, "Engine mode"); ``auto`` is engine mode for an OLO engine config
+and strict for anything else — the file's shape says which it is.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from plugyard.pipelines.olo import read_olo
 from plugyard.pipelines.olo_names import is_olo
 
 Dialect = Literal["plugyard", "olo"]
+Mode = Literal["strict", "engine", "auto"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,8 @@ class Loaded:
     origins: Mapping[str, str] = field(default_factory=dict)
     #: The document as data, in its own dialect (what a store keeps).
     source: Mapping[str, Any] | None = None
+    #: Read (and to be checked) as OLO's engine does, not strictly.
+    engine: bool = False
 
     def origin(self, pointer: str) -> str:
         """Where a pointer of the plugyard document points in the source document."""
@@ -51,7 +59,7 @@ class Loaded:
             probe = probe.rsplit("/", 1)[0]
 
 
-def load(source: str | bytes | Mapping[str, Any]) -> Loaded:
+def load(source: str | bytes | Mapping[str, Any], mode: Mode = "strict") -> Loaded:
     """Read a pipeline document from text (YAML or JSON) or already-parsed data."""
     if isinstance(source, Mapping):
         data: Any = dict(source)
@@ -69,14 +77,16 @@ def load(source: str | bytes | Mapping[str, Any]) -> Loaded:
         data = parsed.documents[0]
     if not isinstance(data, dict):
         return Loaded(None, "plugyard", (Problem("invalid_value", "", "not an object"),))
-    if is_olo(data):
-        converted = read_olo(data)
+    olo = is_olo(data)
+    engine = mode == "engine" or (mode == "auto" and olo)
+    if olo:
+        converted = read_olo(data, engine=engine)
         loaded = _validate(converted.data, "olo", converted.origins)
         faults = (*converted.faults, *loaded.faults)
         warnings = (*converted.warnings, *loaded.warnings)
         document = loaded.document if not converted.faults else None
-        return Loaded(document, "olo", faults, warnings, converted.origins, data)
-    return replace(_validate(data, "plugyard", {}), source=data)
+        return Loaded(document, "olo", faults, warnings, converted.origins, data, engine)
+    return replace(_validate(data, "plugyard", {}), source=data, engine=engine)
 
 
 def _validate(data: dict[str, Any], dialect: Dialect, origins: dict[str, str]) -> Loaded:

@@ -134,11 +134,12 @@ class _Diagram:
             self.link(pending, loop)
             entry = entry or loop
             pending = [(loop, None)]
-        if group.mode == "ASYNC" and group.fork is not None:
-            fork = self.node("fork", f"fork: {_slot(group.fork)}")
+        if group.mode == "ASYNC":
+            # no fork or join named: the built-in ones of engine mode (OLO's engine)
+            fork = self.node("fork", f"fork: {_slot(group.fork) if group.fork else 'built-in'}")
             self.link(pending, fork)
             entry = entry or fork
-            join = self.node("join", f"join: {_slot(group.join) if group.join else '?'}")
+            join = self.node("join", f"join: {_slot(group.join) if group.join else 'built-in'}")
             for child in group.children:
                 first, last = self.item(child)
                 self.link([(fork, None)], first)

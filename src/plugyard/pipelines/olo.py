@@ -36,19 +36,25 @@ class Converted:
     warnings: list[Problem] = field(default_factory=list)
 
 
-def read_olo(data: dict[str, Any]) -> Converted:
-    """Map an OLO engine config; faults point into the OLO document."""
-    return _Reader(data).read()
+def read_olo(data: dict[str, Any], *, engine: bool = False) -> Converted:
+    """Map an OLO engine config; faults point into the OLO document.
+
+    ``engine`` reads it as OLO's engine does: a capability-map key missing from
+    ``capabilityOrder`` runs after the ordered ones, by name (a warning, not a fault).
+    """
+    return _Reader(data, engine).read()
 
 
 class _Reader:
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], engine: bool = False) -> None:
         self.source = data
+        self.engine = engine
         self.out = Converted({"pipelines": {}})
         order = data.get("capabilityOrder", data.get("stageOrder"))
         self.custom = _mapping(data.get("capabilities"))
         if isinstance(order, list) and all(isinstance(c, str) for c in order):
             self.order: tuple[str, ...] = tuple(order)
+            self.loops(order, "/capabilityOrder" if "capabilityOrder" in data else "/stageOrder")
         else:
             if order is not None:
                 key = "/capabilityOrder" if "capabilityOrder" in data else "/stageOrder"
@@ -64,6 +70,18 @@ class _Reader:
 
     def fault(self, code: str, pointer: str, message: str) -> None:
         self.out.faults.append(Problem(code, pointer, message))
+
+    def loops(self, order: list[str], key: str) -> None:
+        """OLO chains ``capabilityOrder`` into its execution graph (each capability to
+        the next); a capability named twice closes a loop, and OLO's engine refuses the
+        config ("ExecutionGraph has a cycle")."""
+        seen: dict[str, int] = {}
+        for index, name in enumerate(order):
+            if name in seen:
+                loop = " → ".join([*order[seen[name] : index], name])
+                self.fault("capability_cycle", f"{key}/{index}", f"the capabilities loop: {loop}")
+                return
+            seen[name] = index
 
     def ignored(self, pointer: str, message: str) -> None:
         self.out.warnings.append(Problem("olo_ignored", pointer, message))
@@ -95,14 +113,20 @@ class _Reader:
             if key in section:
                 self.ignored(f"{src}/{key}", f"{key} has no plugyard meaning")
         self.completion = COMPLETION.get(str(section.get("defaultAsyncCompletionPolicy", "ALL")))
-        self.plugins = {**self.engine_plugins, **_mapping(section.get("capabilityPlugins"))}
+        section_plugins = section.get("capabilityPlugins", section.get("stagePlugins"))
+        self.plugins = {**self.engine_plugins, **_mapping(section_plugins)}
         self.out.data["pipelines"][name] = pipeline
-        blocks = section.get("capabilities")
-        root = section.get("rootByCapability", section.get("root"))
-        root_key = "rootByCapability" if "rootByCapability" in section else "root"
+        # OLO's deserializer: ``capabilities`` else the legacy ``stages``; then
+        # ``rootByCapability`` (legacy ``rootByStage``), else ``root``.
+        blocks_key = "capabilities" if "capabilities" in section else "stages"
+        blocks = section.get(blocks_key)
+        root_key = next(
+            (k for k in ("rootByCapability", "rootByStage", "root") if k in section), "root"
+        )
+        root = section.get(root_key)
         if isinstance(blocks, list) and blocks:
             for index, block in enumerate(blocks):
-                self.block(block, f"{src}/capabilities/{index}", pipeline, dst)
+                self.block(block, f"{src}/{blocks_key}/{index}", pipeline, dst)
         elif isinstance(root, dict) and "type" in root:
             self.fault(
                 "olo_unsupported",
@@ -117,16 +141,25 @@ class _Reader:
     def capability_map(
         self, root: dict[str, Any], src: str, pipeline: dict[str, Any], dst: str
     ) -> None:
-        for name in root:
-            if name not in self.order:
+        ordered = [c for c in self.order if c in root]
+        rest = sorted(c for c in root if c not in self.order)
+        for name in rest:
+            if self.engine:
+                self.out.warnings.append(
+                    Problem(
+                        "unordered_capability",
+                        pointer_join(src, name),
+                        f"{name!r} is not in capabilityOrder; OLO's engine runs it after "
+                        "the ordered capabilities, by name",
+                    )
+                )
+            else:
                 self.fault(
                     "unordered_capability",
                     pointer_join(src, name),
-                    f"{name!r} is not in capabilityOrder, so OLO would never run it",
+                    f"{name!r} is not in capabilityOrder (engine mode runs it last)",
                 )
-        for name in sorted(root, key=lambda c: self.order.index(c) if c in self.order else 0):
-            if name not in self.order:
-                continue
+        for name in dict.fromkeys([*ordered, *(rest if self.engine else [])]):
             here = pointer_join(src, name)
             at = f"{dst}/capabilities/{len(pipeline['capabilities'])}"
             self.out.origins[at] = here

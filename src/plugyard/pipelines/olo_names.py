@@ -25,8 +25,9 @@ ENGINE_KEYS = frozenset(
      "pluginRepoPackagePrefix", "queueTopology"}
 )  # fmt: skip
 SECTION_KEYS = frozenset(
-    {"root", "rootByCapability", "defaultTimeoutSeconds", "defaultAsyncCompletionPolicy",
-     "defaultMaxGroupDepth", "mergePolicy", "capabilityPlugins"}
+    {"root", "rootByCapability", "rootByStage", "defaultTimeoutSeconds",
+     "defaultAsyncCompletionPolicy", "defaultMaxGroupDepth", "mergePolicy", "capabilityPlugins",
+     "stagePlugins"}
 )  # fmt: skip
 COMPLETION = {
     "ALL": "all", "ALL_SETTLED": "all", "FIRST_SUCCESS": "first_success",
@@ -61,7 +62,7 @@ def is_olo(data: Any) -> bool:
 def _is_section(section: dict[str, Any]) -> bool:
     if SECTION_KEYS & section.keys():
         return True
-    blocks = section.get("capabilities")
+    blocks = section.get("capabilities", section.get("stages"))
     return isinstance(blocks, list) and any(
         isinstance(b, dict) and ("groups" in b or "stage" in b) for b in blocks
     )

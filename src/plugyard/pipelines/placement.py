@@ -8,6 +8,11 @@
 - ``only_inside_group`` plugins never stand at a capability's root.
 
 Plugins are looked up by id and, for OLO configs, by the class name OLO calls them by.
+
+In engine mode (the seed: the engine *optionally* validates placement) a broken
+placement rule is a warning naming the plugin, the capability and the rule; an unknown
+plugin, a missing operation and a plugin in the wrong role stay faults, since the call
+could not be made at all.
 """
 
 from __future__ import annotations
@@ -61,10 +66,19 @@ class Resolver:
 class Site:
     """Checks call sites, collecting faults and warnings."""
 
-    def __init__(self, resolver: Resolver) -> None:
+    def __init__(self, resolver: Resolver, engine: bool = False) -> None:
         self.resolver = resolver
+        self.engine = engine
         self.faults: list[Problem] = []
         self.warnings: list[Problem] = []
+
+    def placement(self, rule: str, pointer: str, message: str, pid: str, capability: str) -> None:
+        """A broken placement rule: a fault, or in engine mode a warning."""
+        if self.engine:
+            note = f"{pid} under {capability} breaks the placement rule {rule}: {message}"
+            self.warnings.append(Problem(rule, pointer, f"{note} (engine mode runs it)"))
+        else:
+            self.fault(rule, pointer, message)
 
     @contextmanager
     def quiet(self, on: bool) -> Iterator[None]:
@@ -121,19 +135,24 @@ class Site:
         elif role == "CAPABILITY_STAGE":
             if placement.capabilities and not placement.allows(capability):
                 listed = ", ".join(placement.capabilities)
-                self.fault(
+                self.placement(
                     "capability_not_allowed",
                     plugin_pointer,
                     f"{pid} stands under {listed}, not under {capability}",
+                    pid,
+                    capability,
                 )
             elif not placement.capabilities and not inside:
-                self.fault(
+                self.placement(
                     "undefined_outside_group",
                     plugin_pointer,
                     f"{pid} lists no capability (Undefined): it may stand only inside a group",
+                    pid,
+                    capability,
                 )
         if placement.only_inside_group and not inside:
-            self.fault("only_inside_group", plugin_pointer, f"{pid} may stand only inside a group")
+            message = f"{pid} may stand only inside a group"
+            self.placement("only_inside_group", plugin_pointer, message, pid, capability)
         operation = self.operation(plugin, model.operation, pointer)
         if operation is None:
             return None

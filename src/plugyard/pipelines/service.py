@@ -16,7 +16,7 @@ from typing import Any
 from plugyard.errors import PipelineError, PlugyardError
 from plugyard.execution.executor import new_request_id
 from plugyard.pipelines.engine import Caller, Engine
-from plugyard.pipelines.loading import Loaded, load
+from plugyard.pipelines.loading import Loaded, Mode, load
 from plugyard.pipelines.mermaid import mermaid
 from plugyard.pipelines.palette import palette_view
 from plugyard.pipelines.placement import Catalog
@@ -47,13 +47,14 @@ class PipelineService:
 
     # ------------------------------------------------------------------ documents
 
-    def validate(self, source: Source | Loaded) -> Validation:
-        """Every fault and warning of a document; never raises for a bad document."""
-        return validate(source, self.catalog)
+    def validate(self, source: Source | Loaded, mode: Mode = "strict") -> Validation:
+        """Every fault and warning of a document; never raises for a bad document.
+        ``mode="auto"`` checks an OLO engine config as OLO's engine does."""
+        return validate(source, self.catalog, mode)
 
-    def checked(self, source: Source | Loaded) -> Validation:
+    def checked(self, source: Source | Loaded, mode: Mode = "strict") -> Validation:
         """The validation of a document that must be valid (``pipeline_invalid``)."""
-        validation = self.validate(source)
+        validation = self.validate(source, mode)
         if not validation.ok:
             first = validation.faults[0]
             more = f" (+{len(validation.faults) - 1} more)" if len(validation.faults) > 1 else ""
@@ -105,6 +106,7 @@ class PipelineService:
         request_id: str | None = None,
         timeout_ms: int | None = None,
         budgets: Mapping[str, Any] | None = None,
+        mode: Mode = "strict",
     ) -> PipelineRun:
         """Validate ``source`` and run it on ``input``. A pipeline that fails while it runs
         answers a run with ``status: error`` (its trace kept); only a document that does
@@ -115,7 +117,7 @@ class PipelineService:
         ``admin`` role, as for ``Yard.call``."""
         if input is not None and not isinstance(input, Mapping):
             raise PipelineError("the input must be a JSON object", code="invalid_request")
-        plan = self.checked(source).plan
+        plan = self.checked(source, mode).plan
         assert plan is not None
         context = CallContext(
             request_id=request_id or new_request_id(),

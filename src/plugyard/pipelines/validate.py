@@ -14,7 +14,7 @@ from typing import Any
 from plugyard.errors import Problem
 from plugyard.manifest.model import Role
 from plugyard.manifest.palette import UNDEFINED
-from plugyard.pipelines.loading import Dialect, Loaded, load
+from plugyard.pipelines.loading import Dialect, Loaded, Mode, load
 from plugyard.pipelines.model import (
     CallModel,
     DocumentModel,
@@ -43,6 +43,8 @@ class Validation:
     warnings: tuple[Problem, ...]
     dialect: Dialect
     document: DocumentModel | None = None
+    #: Checked as OLO's engine checks (placement faults are warnings).
+    engine: bool = False
 
     @property
     def ok(self) -> bool:
@@ -52,6 +54,7 @@ class Validation:
         return {
             "ok": self.ok,
             "dialect": self.dialect,
+            "mode": "engine" if self.engine else "strict",
             "pipelines": sorted(self.plan.pipelines) if self.plan else [],
             "faults": [_fault(p) for p in self.faults],
             "warnings": [_fault(p) for p in self.warnings],
@@ -62,17 +65,31 @@ def _fault(problem: Problem) -> dict[str, str]:
     return {"code": problem.code, "path": problem.pointer, "message": problem.message}
 
 
-def validate(source: str | bytes | Mapping[str, Any] | Loaded, catalog: Catalog) -> Validation:
-    """Validate a pipeline document (text, data, or already loaded) against ``catalog``."""
-    loaded = source if isinstance(source, Loaded) else load(source)
+def validate(
+    source: str | bytes | Mapping[str, Any] | Loaded, catalog: Catalog, mode: Mode = "strict"
+) -> Validation:
+    """Validate a pipeline document (text, data, or already loaded) against ``catalog``.
+
+    In engine mode (``engine``, or ``auto`` for an OLO engine config) placement faults
+    are warnings and an ASYNC group that names no fork or join gets the built-in ones,
+    as OLO's engine does; a document already loaded keeps the mode it was loaded in.
+    """
+    loaded = source if isinstance(source, Loaded) else load(source, mode)
     if loaded.document is None:
-        return Validation(None, loaded.faults, loaded.warnings, loaded.dialect)
-    checker = _Checker(loaded.document, Resolver(catalog))
+        return Validation(
+            None, loaded.faults, loaded.warnings, loaded.dialect, engine=loaded.engine
+        )
+    checker = _Checker(loaded.document, Resolver(catalog), loaded.engine)
     plan = checker.run()
     faults = (*loaded.faults, *(_moved(p, loaded) for p in checker.faults))
     warnings = (*loaded.warnings, *(_moved(p, loaded) for p in checker.warnings))
     return Validation(
-        None if faults else plan, tuple(faults), tuple(warnings), loaded.dialect, loaded.document
+        None if faults else plan,
+        tuple(faults),
+        tuple(warnings),
+        loaded.dialect,
+        loaded.document,
+        loaded.engine,
     )
 
 
@@ -81,9 +98,10 @@ def _moved(problem: Problem, loaded: Loaded) -> Problem:
 
 
 class _Checker:
-    def __init__(self, document: DocumentModel, resolver: Resolver) -> None:
+    def __init__(self, document: DocumentModel, resolver: Resolver, engine: bool = False) -> None:
         self.document = document
-        self.site = Site(resolver)
+        self.engine = engine
+        self.site = Site(resolver, engine)
         self.faults = self.site.faults
         self.warnings = self.site.warnings
         self.edges: dict[str, list[tuple[str, str]]] = {}
@@ -210,7 +228,9 @@ class _Checker:
             slots[name] = self.call(slot, here, role, capability, True, bare) if slot else None
         if model.mode == "ASYNC":
             for name, code in (("fork", "missing_fork"), ("join", "missing_join")):
-                if slots[name] is None:
+                # OLO's engine forks every branch from the whole context and joins
+                # them last-wins; engine mode does the same (groups.py)
+                if slots[name] is None and not self.engine:
                     self.fault(code, pointer, f"an ASYNC group needs a {name} plugin")
             if not model.children:
                 self.fault("empty_group", f"{pointer}/children", "an ASYNC group needs branches")

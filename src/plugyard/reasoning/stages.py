@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from plugyard.execution.executor import CallRequest, Executor
 from plugyard.execution.result import Result
+from plugyard.manifest.dialects.mrp_inputs import mrp_members, reads_mrp_members
 from plugyard.manifest.families import contract
 from plugyard.reasoning.bridge import Budget, ModelBridge
 from plugyard.reasoning.catalog import STAGE_FAMILY, Catalog, misnamed
@@ -91,7 +92,9 @@ class StageRunner:
             self._trace(refused, operation, (), None, started, planner, frame, kind)
             return refused
         context, bridge = self.context.call(plugin, self.budget.remaining, hook=hook)
-        request = CallRequest(plugin_id, operation, dict(payload), context, self.timeout_ms)
+        # MRP-VM's JavaScript plugins read its engine's member names, not ``prompt``.
+        given = mrp_members(payload) if reads_mrp_members(plugin.descriptor) else dict(payload)
+        request = CallRequest(plugin_id, operation, given, context, self.timeout_ms)
         result = await self.executor.call(request)
         status, error = family_status(result, stage, operation)
         data = result.data if isinstance(result.data, Mapping) else {}

@@ -24,8 +24,12 @@ from __future__ import annotations
 from typing import Any
 
 from plugyard.manifest.dialects.mrp_fields import (
+    CONVENTIONS,
+    DS016_SIGNS,
     HINT_FIELDS,
     KNOWN_KEYS,
+    NODE_HOST,
+    NODE_MODULE,
     SINGULAR_ROLES,
     WRAPPER_SIGNS,
     check_description,
@@ -77,7 +81,18 @@ class MrpDialect:
         kus = ctx.text(data.get("knowledgeUnitsFile"), "/knowledgeUnitsFile")
         if kus is not None:
             ctx.keep("/knowledgeUnitsFile", data["knowledgeUnitsFile"])
-        knowledge = (getattr(ctx, "sidecars", None) or {}).get(kus or KNOWLEDGE_FILE)
+        sidecars = getattr(ctx, "sidecars", None) or {}
+        knowledge = sidecars.get(kus or KNOWLEDGE_FILE)
+        if wrapper:
+            runtime: Any = _runtime(data, ctx)
+        elif sidecars.get(NODE_MODULE):
+            # MRP-VM's loader imports the index.mjs beside plugin.json; so does plugyard's
+            # Node host, which speaks plugyard's protocol for it.
+            runtime = SubprocessRuntime(
+                command="node", args=(NODE_HOST, NODE_MODULE), protocol_version="1"
+            )
+        else:
+            runtime = PythonRuntime()
 
         fields: dict[str, Any] = {
             "id": ident,
@@ -96,8 +111,9 @@ class MrpDialect:
             "provides": _merged(data, ctx, "provides", "capabilities"),
             "accepts": ctx.strings(data.get("accepts"), "/accepts"),
             "operations": family_operations(family) if family else (),
-            "runtime": _runtime(data, ctx) if wrapper else PythonRuntime(),
+            "runtime": runtime,
             "source": "external" if wrapper else "built-in",
+            "config": {"convention": _convention(data, ctx)} if wrapper else {},
         }
         pointers = {
             "id": id_pointer, "name": "/name", "version": "/version",
@@ -111,8 +127,10 @@ class MrpDialect:
 
     def write(self, plugin: PluginDescriptor) -> dict[str, Any]:
         runtime = plugin.runtime
-        wrapper = isinstance(runtime, SubprocessRuntime) and runtime.protocol_version == str(
-            PROTOCOL_VERSION
+        wrapper = (
+            isinstance(runtime, SubprocessRuntime)
+            and runtime.protocol_version == str(PROTOCOL_VERSION)
+            and runtime.args[:1] != (NODE_HOST,)
         )
         doc: dict[str, Any] = {"id": plugin.id}
         if plugin.name != plugin.id:
@@ -233,6 +251,18 @@ def _runtime(data: dict[str, Any], ctx: ReadContext) -> SubprocessRuntime | None
     if command is None or ctx.errors:
         return None
     return SubprocessRuntime(command=command, args=args, protocol_version=str(PROTOCOL_VERSION))
+
+
+def _convention(data: dict[str, Any], ctx: ReadContext) -> str:
+    """How the wrapper is spoken to: its ``convention``, else DS016 when it writes the
+    fields only MRP-VM's wrapper manager reads, else plugyard's newline-JSON protocol."""
+    said = data.get("convention")
+    if said is not None:
+        if said not in CONVENTIONS:
+            ctx.error("manifest_invalid_value", "/convention", f"one of {list(CONVENTIONS)}")
+            return "plugyard"
+        return str(said)
+    return "ds016" if any(key in data for key in DS016_SIGNS) else "plugyard"
 
 
 def _plain(value: Any) -> Any:

@@ -21,6 +21,15 @@ HINT_FIELDS = {
 SINGULAR_ROLES = ("modelRole", "ingestModelRole")
 #: Keys that make a document a DS016 wrapper manifest rather than a built-in descriptor.
 WRAPPER_SIGNS = ("command", "args", "protocolVersion")
+#: The fields only MRP-VM's wrapper manager reads (to pick a helper), so a wrapper that
+#: writes them is written for it: a DS016 process, not one speaking plugyard's protocol.
+DS016_SIGNS = ("priority", "exclusive", "capabilities", "keywords")
+#: ``convention`` (a plugyard key beside a wrapper's own): how the process is spoken to.
+CONVENTIONS = ("ds016", "plugyard")
+#: A built-in with ``index.mjs`` beside it runs in plugyard's Node host for MRP-VM plugins;
+#: the subprocess runtime resolves this argument to the host script's path.
+NODE_HOST = "plugyard:mrp-host"
+NODE_MODULE = "index.mjs"
 
 # Read into canonical fields.
 _MAPPED = (
@@ -36,7 +45,10 @@ _KEPT_TEXT = (
 _LEGACY_TEXT = ("modeId", "strategyId")
 _KEPT_OTHER = ("dependencyChecks", "promptFiles", "priority", "exclusive", "maxInputSizeBytes")
 # Read by the reader itself, and kept in ``x`` too.
-_KEPT = (*_KEPT_TEXT, *_LEGACY_TEXT, *_KEPT_OTHER, *SINGULAR_ROLES, "knowledgeUnitsFile", "timeout")
+_KEPT = (
+    *_KEPT_TEXT, *_LEGACY_TEXT, *_KEPT_OTHER, *SINGULAR_ROLES, "knowledgeUnitsFile", "timeout",
+    "convention",
+)  # fmt: skip
 KNOWN_KEYS = frozenset((*_MAPPED, *_KEPT))
 
 # Keys of the other dialects and of MRP-VM's own catalog (config/plugins.json), which

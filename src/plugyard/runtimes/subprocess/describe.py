@@ -27,6 +27,9 @@ from plugyard.runtimes.subprocess.process import _prepare_child, kill_tree
 from plugyard.runtimes.subprocess.spec import SubprocessSettings, WrapperSpec
 
 DESCRIBE_TIMEOUT_S = 15.0
+#: A wrapper whose code cannot even load says so (plugyard's Node host does): it is not
+#: a wrapper that merely does not describe itself.
+LOAD_FAILED = "plugin_load_failed"
 
 
 class DescribeError(Exception):
@@ -91,6 +94,8 @@ def _ask(
             elif message.id != 0:
                 raise DescribeError("wrapper_protocol_error", f"unknown request {message.id}")
             elif isinstance(message, protocol.Reply):
+                if message.error is not None and message.error.code == LOAD_FAILED:
+                    raise DescribeError(LOAD_FAILED, message.error.message)
                 return None if message.error is not None else message.result
         raise DescribeError("plugin_error", "the wrapper closed stdout before describing")
     finally:

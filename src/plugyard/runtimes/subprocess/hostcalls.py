@@ -33,11 +33,15 @@ METHODS: dict[str, frozenset[str]] = {
     "auth": frozenset(
         {"resolve_token_and_target", "provider_user_token", "provider_service_account_token"}
     ),
+    # MRP-VM plugins in plugyard's Node host: the model bridge and externalHelpers.
+    "llm": frozenset({"chat"}),
+    "helpers": frozenset({"collect", "list"}),
 }
 #: The methods that are coroutines on the host side (a worker may await them).
 ASYNC_METHODS: frozenset[tuple[str, str]] = frozenset(
     {("http", "fetch")}
     | {(name, method) for name in ("kb", "query", "ocr", "auth") for method in METHODS[name]}
+    | {("llm", "chat"), ("helpers", "collect"), ("helpers", "list")}
 )
 #: How bytes cross the pipe (JSON has none): ``{"$bytes": "<base64>"}``.
 BYTES_KEY = "$bytes"

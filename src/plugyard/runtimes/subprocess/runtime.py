@@ -10,8 +10,9 @@ for a while (:mod:`.retry`): the plugin stays registered, its calls answer
 and turns the reply into an :class:`Outcome`; a streaming operation answers with its
 progress first. An idempotent operation whose persistent worker was lost before it gave
 anything back is sent once more, to another worker; nothing else ever runs twice.
-Untrusted plugins run only in a sandbox; where there is none they are refused with
-``sandbox_unavailable``, never run bare.
+A DS016 wrapper and an MRP-VM plugin in plugyard's Node host are run by the same
+resolution and sandbox (:mod:`.conventions`). Untrusted plugins run only in a sandbox;
+where there is none they are refused with ``sandbox_unavailable``, never run bare.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ from plugyard.manifest.model import Operation, PluginDescriptor
 from plugyard.runtimes.base import Answer, CallContext, ErrorInfo, Outcome, Progress, Target
 from plugyard.runtimes.sandbox import unavailable_reason
 from plugyard.runtimes.subprocess import protocol
+from plugyard.runtimes.subprocess.conventions import (
+    ContextHost,
+    invoke_ds016,
+    is_ds016,
+    is_node_host,
+)
 from plugyard.runtimes.subprocess.describe import (
     DESCRIBE_TIMEOUT_S,
     DescribeError,
@@ -122,6 +129,10 @@ class SubprocessPluginRuntime:
             spec = await asyncio.to_thread(self._describe_again, target, spec)
         if isinstance(spec, Refusal):
             return _failure(*spec.answer())
+        if is_ds016(target.descriptor):
+            return await invoke_ds016(spec, self.settings, params)
+        if is_node_host(target.descriptor):
+            host = ContextHost(host, context)
         request = {
             "operation": operation.id,
             "parameters": params,
@@ -239,8 +250,8 @@ class SubprocessPluginRuntime:
             spec = resolve(target, self.settings)
         except SpecError as exc:
             return Refusal("plugin_unavailable", str(exc))
-        if not run_describe:
-            return spec
+        if not run_describe or is_ds016(target.descriptor):
+            return spec  # a DS016 wrapper reads its input until EOF: it has no describe
         try:
             timeout = min(spec.timeout_s or DESCRIBE_TIMEOUT_S, DESCRIBE_TIMEOUT_S)
             found = describe(spec, self.settings, timeout)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from plugyard.manifest.dialects.mrp_fields import NODE_HOST
 from plugyard.manifest.model import PluginDescriptor, SubprocessRuntime
 from plugyard.runtimes.base import Target
 from plugyard.runtimes.sandbox import (
@@ -38,6 +39,8 @@ from plugyard.runtimes.sandbox import (
 from plugyard.runtimes.sandbox.uids import UIDS
 
 PYWORKER = "plugyard.runtimes.subprocess.pyworker"
+#: plugyard's Node host for MRP-VM typed plugins: what ``NODE_HOST`` in args stands for.
+NODE_HOST_SCRIPT = Path(__file__).with_name("mrp_host.mjs")
 MIB = 1024 * 1024
 DEFAULT_INPUT_BYTES = MIB
 DEFAULT_LINE_BYTES = 4 * MIB
@@ -128,6 +131,7 @@ def resolve(target: Target, settings: SubprocessSettings) -> WrapperSpec:
     pyworker = "-m" in args and args[args.index("-m") + 1 : args.index("-m") + 2] == [PYWORKER]
     if pyworker:
         args = _pyworker_args(args, folder)
+    args = [str(NODE_HOST_SCRIPT) if arg == NODE_HOST else arg for arg in args]
     env = {"PATH": _SANDBOX_PATH if sandbox else os.environ.get("PATH", _SANDBOX_PATH)}
     env["LANG"] = os.environ.get("LANG", "C.UTF-8")
     env.update(runtime.env)
