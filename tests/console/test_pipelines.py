@@ -99,6 +99,7 @@ def test_a_console_save_is_audited_and_records_who_saved(admin: TestClient, yard
     post(admin, page, op="save", document=EXAMPLE.read_text(), name="guarded")
     stored = yard.pipelines.get("guarded")
     assert stored.saved_by == "admin"
+    assert 'data-saved-by="admin"' in admin.get("/console/pipelines").text
     events = [r for r in yard.admin.tail(50) if r.kind == "pipeline"]
     assert [(e.status, e.subject, e.detail["name"], e.detail["content_hash"]) for e in events] == [
         ("saved", "admin", "guarded", stored.content_hash)
