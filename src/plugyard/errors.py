@@ -87,7 +87,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "output_validation_error": ErrorSpec(500, "The plugin's data breaks its output schema."),
     "timeout": ErrorSpec(504, "The call did not finish before its deadline."),
     "cancelled": ErrorSpec(499, "The caller cancelled the call."),
-    "permission_denied": ErrorSpec(403, "Policy does not allow this caller to make this call."),
+    "permission_denied": ErrorSpec(
+        403, "Policy does not allow this call, or the caller lacks the management right."
+    ),
     "budget_exceeded": ErrorSpec(429, "The call's LLM budget is below what the plugin may use."),
     "capability_not_granted": ErrorSpec(
         403, "The plugin used a host capability its manifest does not declare."

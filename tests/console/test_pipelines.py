@@ -8,7 +8,9 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from .conftest import codes, csrf_of
+from plugyard.yard import Yard
+
+from .conftest import codes, csrf_of, signed_in
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "pipelines" / "guarded-calculator.yaml"
 
@@ -76,3 +78,46 @@ def test_an_invalid_document_lists_its_faults(admin: TestClient) -> None:
     reply = post(admin, page, op="validate",
                  document="capabilities: [{capability: MODEL, flow: [cache-memory]}]")  # fmt: skip
     assert 'data-code="capability_not_allowed"' in reply.text  # type: ignore[attr-defined]
+
+
+def test_neither_a_reader_nor_a_key_without_roles_stores_a_pipeline(
+    app: object, yard: Yard, keys: dict[str, str]
+) -> None:
+    nobody = yard.keys.create("nobody", ())[1]
+    for key in (keys["reader"], nobody):
+        with signed_in(app, key) as client:
+            page = client.get("/console/pipelines/editor").text
+            assert 'value="save"' not in page  # not offered…
+            refused = post(client, page, op="save", document=EXAMPLE.read_text(), name="x")
+            assert refused.status_code == 403  # type: ignore[attr-defined]
+            assert codes(refused.text) == ["permission_denied"]  # type: ignore[attr-defined]
+    assert yard.pipelines.list() == ()  # …and not done
+
+
+def test_a_console_save_is_audited_and_records_who_saved(admin: TestClient, yard: Yard) -> None:
+    page = admin.get("/console/pipelines/editor").text
+    post(admin, page, op="save", document=EXAMPLE.read_text(), name="guarded")
+    stored = yard.pipelines.get("guarded")
+    assert stored.saved_by == "admin"
+    assert 'data-saved-by="admin"' in admin.get("/console/pipelines").text
+    events = [r for r in yard.admin.tail(50) if r.kind == "pipeline"]
+    assert [(e.status, e.subject, e.detail["name"], e.detail["content_hash"]) for e in events] == [
+        ("saved", "admin", "guarded", stored.content_hash)
+    ]
+
+
+def test_the_pipelines_page_lists_the_viewers_runs_and_an_admin_every_run(
+    app: object, admin: TestClient, clerk: TestClient, yard: Yard, keys: dict[str, str]
+) -> None:
+    document = EXAMPLE.read_text()
+    runs = {}
+    for name, client in (("admin", admin), ("clerk", clerk)):
+        page = client.get("/console/pipelines/editor").text
+        ran = post(client, page, op="run", document=document, input='{"question": "1+1"}')
+        found = re.search(r"Run <code>([^<]+)</code>", ran.text)  # type: ignore[attr-defined]
+        assert found is not None
+        runs[name] = found.group(1)
+    clerk_sees = clerk.get("/console/pipelines").text
+    assert runs["clerk"] in clerk_sees and runs["admin"] not in clerk_sees
+    admin_sees = admin.get("/console/pipelines").text
+    assert runs["clerk"] in admin_sees and runs["admin"] in admin_sees

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import URL
 
-from plugyard.errors import PipelineError
+from plugyard.errors import PipelineError, PlugyardError
 from plugyard.pipelines import (
     MemoryPipelineStore,
     PipelineService,
@@ -147,3 +147,55 @@ def test_palette_and_diagram_views(service: PipelineService) -> None:
     names = [s["capability"] for s in view["sections"]]
     assert names == ["MODEL", "Undefined"]
     assert service.diagram(DOC).startswith("flowchart TD\n")
+
+
+ALICE = {"subject": "alice", "roles": ("admin",)}
+BOB = {"subject": "bob", "roles": ("reader",)}
+CAROL = {"subject": "carol", "roles": ()}
+
+
+def test_a_save_records_who_saved_it(service: PipelineService) -> None:
+    stored = service.save(DOC, **ALICE)
+    assert stored.saved_by == "alice" and service.get("shout").saved_by == "alice"
+    assert service.get("shout").to_dict()["saved_by"] == "alice"
+
+
+def test_only_a_holder_of_the_right_saves_or_deletes(service: PipelineService) -> None:
+    for who in (BOB, CAROL):
+        with pytest.raises(PlugyardError) as caught:
+            service.save(DOC, **who)
+        assert caught.value.code == "permission_denied" and caught.value.http_status == 403
+        assert caught.value.details == {"right": "pipeline.save"}  # type: ignore[attr-defined]
+    assert service.list() == ()
+    service.save(DOC, **ALICE)
+    with pytest.raises(PlugyardError) as caught:
+        service.delete("shout", **BOB)
+    assert caught.value.details == {"right": "pipeline.delete"}  # type: ignore[attr-defined]
+    assert [p.name for p in service.list()] == ["shout"]
+
+
+def test_runs_belong_to_their_subject_and_admins_see_all(service: PipelineService) -> None:
+    mine = asyncio.run(service.run(DOC, {"question": "a"}, **BOB)).run_id
+    theirs = asyncio.run(service.run(DOC, {"question": "b"}, **CAROL)).run_id
+    assert service.trace(mine, **BOB).run_id == mine
+    with pytest.raises(PipelineError) as caught:
+        service.trace(theirs, **BOB)
+    assert caught.value.code == "pipeline_run_not_found"
+    assert [r.run_id for r in service.runs(**BOB)] == [mine]
+    assert [r.run_id for r in service.runs("shout", **CAROL)] == [theirs]
+    assert {r.run_id for r in service.runs(**ALICE)} == {mine, theirs}
+    assert service.trace(theirs, **ALICE).subject == "carol"
+    assert {r.run_id for r in service.runs()} == {mine, theirs}  # the application's view
+
+
+def test_a_run_of_a_pipeline_saved_by_another_shows_who_saved_it(
+    service: PipelineService,
+) -> None:
+    stored = service.save(DOC, **ALICE)
+    run = asyncio.run(service.run_stored("shout", {"question": "x"}, **BOB))
+    expected = {"name": "shout", "saved_by": "alice", "content_hash": stored.content_hash}
+    assert run.to_dict()["stored"] == expected
+    kept = service.trace(run.run_id, **BOB)
+    assert kept.to_dict(context=False)["stored"] == expected
+    inline = asyncio.run(service.run(DOC, {"question": "x"}, **BOB))
+    assert inline.to_dict()["stored"] is None

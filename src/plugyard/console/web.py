@@ -1,6 +1,7 @@
 """What every console page shares: who is looking, rendering, form posts, and errors.
 
-A page handler asks :func:`viewer` (or :func:`admin_viewer`) who is signed in, reads a
+A page handler asks :func:`viewer` (or :func:`holding`, for a management page: the
+viewer must hold the page's right, as the REST twin's key must) who is signed in, reads a
 post with :func:`posted` (which checks its CSRF token) and answers :func:`render`. A
 refusal anywhere — a plugyard error, a forged post, a page for admins only — becomes an
 HTML page carrying the error's stable code (``data-code``) and HTTP status; a missing or
@@ -34,6 +35,8 @@ from plugyard.console.security import (
 )
 from plugyard.console.sessions import Session, SessionStore, same
 from plugyard.errors import ERROR_CODES, PlugyardError
+from plugyard.policy import rights
+from plugyard.policy.rights import Right
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 
@@ -70,6 +73,10 @@ class Viewer:
     @property
     def admin(self) -> bool:
         return self.principal.admin
+
+    def holds(self, right: str) -> bool:
+        """Whether the viewer holds a management right (pages offer only what it may do)."""
+        return rights.holds(self, Right(right))
 
 
 @dataclass(frozen=True)
@@ -122,10 +129,10 @@ def viewer(request: Request) -> Viewer:
     return Viewer(principal, session, session_id)
 
 
-def admin_viewer(request: Request) -> Viewer:
+def holding(request: Request, right: Right) -> Viewer:
+    """The signed-in viewer if it holds ``right`` (``permission_denied`` otherwise)."""
     found = viewer(request)
-    if not found.admin:
-        raise PageRefused(f"{found.subject!r} is not an admin", code="permission_denied")
+    rights.require(found, right)
     return found
 
 

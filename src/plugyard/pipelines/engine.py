@@ -66,9 +66,11 @@ class Engine:
         pipeline: str | None = None,
         context: CallContext | None = None,
         timeout_ms: int | None = None,
+        stored: Mapping[str, Any] | None = None,
     ) -> PipelineRun:
         """Run one pipeline of ``plan`` on a copy of ``input``; the run keeps its trace
-        whatever happens. Cancelling the caller's task cancels the run (re-raised)."""
+        whatever happens. Cancelling the caller's task cancels the run (re-raised).
+        ``stored``: what the run records of the stored document it runs."""
         chosen = plan.pipeline(pipeline)
         run_id = new_request_id()
         call_context = context or CallContext(request_id=run_id)
@@ -78,7 +80,8 @@ class Engine:
         values: dict[str, Any] = control.copy(dict(input))
         status: RunStatus = "success"
         error = None
-        started = PipelineRun(run_id, chosen.name, status, {}, (), call_context.request_id)
+        started = PipelineRun(run_id, chosen.name, status, {}, (), call_context.request_id,
+                              stored=dict(stored) if stored is not None else None)  # fmt: skip
         try:
             async with asyncio.timeout(budget / 1000):
                 await state.pipeline(chosen, values, None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from plugyard.errors import PipelineError, PlugyardError
 from plugyard.execution.executor import new_request_id
@@ -23,11 +23,18 @@ from plugyard.pipelines.placement import Catalog
 from plugyard.pipelines.store import MemoryPipelineStore, PipelineStore, StoredPipeline
 from plugyard.pipelines.trace import PipelineRun
 from plugyard.pipelines.validate import Validation, validate
+from plugyard.policy import rights
+from plugyard.policy.rights import Acting, Right
 from plugyard.runtimes.base import CallContext
-from plugyard.store.keys import ADMIN_ROLE
 
 LOG = logging.getLogger("plugyard.pipelines")
 Source = str | bytes | Mapping[str, Any]
+
+
+class AuditLog(Protocol):
+    """Where saves and deletes are recorded: the governance's hash-chained audit log."""
+
+    def append(self, kind: str, *, status: str, **values: Any) -> object: ...
 
 
 class PipelineService:
@@ -40,10 +47,12 @@ class PipelineService:
         store: PipelineStore | None = None,
         *,
         fanout: Caller | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self.catalog = catalog
         self.store: PipelineStore = store or MemoryPipelineStore()
         self.engine = Engine(caller, sink=self._record, fanout=fanout)
+        self.audit = audit
 
     # ------------------------------------------------------------------ documents
 
@@ -64,8 +73,19 @@ class PipelineService:
             )
         return validation
 
-    def save(self, source: Source, *, name: str | None = None) -> StoredPipeline:
-        """Validate and store a document under ``name`` (default: the one it gives)."""
+    def save(
+        self,
+        source: Source,
+        *,
+        name: str | None = None,
+        subject: str | None = None,
+        roles: Sequence[str] | None = None,
+    ) -> StoredPipeline:
+        """Validate and store a document under ``name`` (default: the one it gives), for
+        a holder of ``pipeline.save`` (whoever runs it later runs this document with
+        their own rights). Who saves is as for :meth:`run`; the save is audited."""
+        who = Acting.of(subject, roles)
+        rights.require(who, Right.PIPELINE_SAVE)
         loaded = load(source)
         validation = self.checked(loaded)
         assert validation.document is not None and validation.plan is not None
@@ -77,8 +97,11 @@ class PipelineService:
             dict(loaded.source or {}),
             loaded.dialect,
             validation.document.description,
+            saved_by=who.subject,
         )
-        return self.store.put(stored)
+        kept = self.store.put(stored)
+        self._audit("saved", who, kept)
+        return kept
 
     def get(self, name: str) -> StoredPipeline:
         found = self.store.get(name)
@@ -89,9 +112,24 @@ class PipelineService:
     def list(self) -> tuple[StoredPipeline, ...]:
         return self.store.list()
 
-    def delete(self, name: str) -> None:
-        if not self.store.delete(name):
+    def delete(
+        self, name: str, *, subject: str | None = None, roles: Sequence[str] | None = None
+    ) -> None:
+        """Delete a stored pipeline, for a holder of ``pipeline.delete``; audited."""
+        who = Acting.of(subject, roles)
+        rights.require(who, Right.PIPELINE_DELETE)
+        found = self.store.get(name)
+        if found is None or not self.store.delete(name):
             raise PipelineError(f"no stored pipeline {name!r}", code="pipeline_not_found")
+        self._audit("deleted", who, found)
+
+    def _audit(self, status: str, who: Acting, pipeline: StoredPipeline) -> None:
+        if self.audit is None:
+            return
+        detail = {"name": pipeline.name, "content_hash": pipeline.content_hash,
+                  "dialect": pipeline.dialect}  # fmt: skip
+        self.audit.append("pipeline", status=status, subject=who.subject,
+                          request_id=new_request_id(), detail=detail)  # fmt: skip
 
     # ------------------------------------------------------------------ runs
 
@@ -107,6 +145,7 @@ class PipelineService:
         timeout_ms: int | None = None,
         budgets: Mapping[str, Any] | None = None,
         mode: Mode = "strict",
+        stored: StoredPipeline | None = None,
     ) -> PipelineRun:
         """Validate ``source`` and run it on ``input``. A pipeline that fails while it runs
         answers a run with ``status: error`` (its trace kept); only a document that does
@@ -114,7 +153,8 @@ class PipelineService:
 
         Who runs it is as the caller says (a server says it from the API key): with no
         ``subject`` and no ``roles`` it is the embedding application itself, with the
-        ``admin`` role, as for ``Yard.call``."""
+        ``admin`` role, as for ``Yard.call``. ``stored``: the stored pipeline ``source``
+        is the document of (:meth:`run_stored`), which the run records."""
         if input is not None and not isinstance(input, Mapping):
             raise PipelineError("the input must be a JSON object", code="invalid_request")
         plan = self.checked(source, mode).plan
@@ -122,28 +162,46 @@ class PipelineService:
         context = CallContext(
             request_id=request_id or new_request_id(),
             subject=subject,
-            roles=tuple(roles) if roles is not None else _application(subject),
+            roles=Acting.of(subject, roles).roles,
             budgets=dict(budgets or {}),
         )
-        return await self.engine.run(
-            plan, input or {}, pipeline=pipeline, context=context, timeout_ms=timeout_ms
-        )
+        origin = None
+        if stored is not None:
+            origin = {"name": stored.name, "saved_by": stored.saved_by,
+                      "content_hash": stored.content_hash}  # fmt: skip
+        return await self.engine.run(plan, input or {}, pipeline=pipeline, context=context,
+                                     timeout_ms=timeout_ms, stored=origin)  # fmt: skip
 
     async def run_stored(
         self, name: str, input: Mapping[str, Any] | None = None, **options: Any
     ) -> PipelineRun:
-        """Run a stored document (its entry pipeline unless ``pipeline=`` says)."""
-        return await self.run(self.get(name).document, input, **options)
+        """Run a stored document (its entry pipeline unless ``pipeline=`` says); the run
+        records whose document it was."""
+        found = self.get(name)
+        return await self.run(found.document, input, stored=found, **options)
 
-    def trace(self, run_id: str) -> PipelineRun:
-        """A recorded run: status, error and trace (the context is not kept)."""
+    def trace(
+        self, run_id: str, *, subject: str | None = None, roles: Sequence[str] | None = None
+    ) -> PipelineRun:
+        """A recorded run: status, error and trace (the context is not kept). A run is
+        its subject's (and those who see every owner's records): anyone else's answers
+        ``pipeline_run_not_found``, as an unknown id does."""
         found = self.store.get_run(run_id)
-        if found is None:
+        if found is None or not rights.may_see(Acting.of(subject, roles), found.subject):
             raise PipelineError(f"no run {run_id!r}", code="pipeline_run_not_found")
         return found
 
-    def runs(self, pipeline: str | None = None, limit: int = 50) -> tuple[PipelineRun, ...]:
-        return self.store.runs(pipeline, limit)
+    def runs(
+        self,
+        pipeline: str | None = None,
+        limit: int = 50,
+        *,
+        subject: str | None = None,
+        roles: Sequence[str] | None = None,
+    ) -> tuple[PipelineRun, ...]:
+        """The newest runs the caller may see (as :meth:`trace`)."""
+        owner = rights.owner_scope(Acting.of(subject, roles))
+        return self.store.runs(pipeline, limit, subject=owner)
 
     def _record(self, run: PipelineRun) -> None:
         try:
@@ -161,7 +219,3 @@ class PipelineService:
         if loaded.document is None:
             raise PipelineError("the document has faults", problems=loaded.faults)
         return mermaid(loaded.document, pipeline)
-
-
-def _application(subject: str | None) -> tuple[str, ...]:
-    return (ADMIN_ROLE,) if subject is None else ()

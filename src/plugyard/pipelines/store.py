@@ -41,6 +41,8 @@ class StoredPipeline:
     content_hash: str = ""
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    #: The subject that stored this version (``None``: the embedding application).
+    saved_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +52,7 @@ class StoredPipeline:
             "content_hash": self.content_hash,
             "created_at": self.created_at.isoformat() if self.created_at else None,
             "updated_at": self.updated_at.isoformat() if self.updated_at else None,
+            "saved_by": self.saved_by,
             "document": dict(self.document),
         }
 
@@ -75,8 +78,11 @@ class PipelineStore(Protocol):
 
     def get_run(self, run_id: str) -> PipelineRun | None: ...
 
-    def runs(self, pipeline: str | None = None, limit: int = 50) -> tuple[PipelineRun, ...]:
-        """The newest runs first, of one pipeline or of all."""
+    def runs(
+        self, pipeline: str | None = None, limit: int = 50, *, subject: str | None = None
+    ) -> tuple[PipelineRun, ...]:
+        """The newest runs first, of one pipeline or of all; of one ``subject`` or of
+        every subject (``None``)."""
         ...
 
 
@@ -124,8 +130,15 @@ class MemoryPipelineStore:
     def get_run(self, run_id: str) -> PipelineRun | None:
         return self._runs.get(run_id)
 
-    def runs(self, pipeline: str | None = None, limit: int = 50) -> tuple[PipelineRun, ...]:
+    def runs(
+        self, pipeline: str | None = None, limit: int = 50, *, subject: str | None = None
+    ) -> tuple[PipelineRun, ...]:
         with self._lock:
             newest = list(reversed(self._runs.values()))
-        chosen = [r for r in newest if pipeline is None or r.pipeline == pipeline]
+        chosen = [
+            r
+            for r in newest
+            if (pipeline is None or r.pipeline == pipeline)
+            and (subject is None or r.subject == subject)
+        ]
         return tuple(chosen[: max(limit, 0)])

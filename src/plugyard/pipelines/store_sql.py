@@ -27,6 +27,7 @@ class SqlPipelineStore:
             "document": dict(pipeline.document),
             "content_hash": document_hash(pipeline.document),
             "updated_at": now,
+            "saved_by": pipeline.saved_by,
         }
         with self._store.writing() as conn:
             inserted = conn.execute(
@@ -71,6 +72,7 @@ class SqlPipelineStore:
                     trace=[entry.to_dict() for entry in run.trace],
                     started_at=run.started_at,
                     duration_ms=run.duration_ms,
+                    stored=run.stored,
                 )
                 .on_conflict_do_nothing(index_elements=["id"])
             )
@@ -80,12 +82,16 @@ class SqlPipelineStore:
             row = conn.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id)).first()
         return _run(row) if row is not None else None
 
-    def runs(self, pipeline: str | None = None, limit: int = 50) -> tuple[PipelineRun, ...]:
+    def runs(
+        self, pipeline: str | None = None, limit: int = 50, *, subject: str | None = None
+    ) -> tuple[PipelineRun, ...]:
         query = select(pipeline_runs).order_by(
             pipeline_runs.c.started_at.desc(), pipeline_runs.c.id.desc()
         )
         if pipeline is not None:
             query = query.where(pipeline_runs.c.pipeline == pipeline)
+        if subject is not None:
+            query = query.where(pipeline_runs.c.subject == subject)
         with self._store.reading() as conn:
             rows = conn.execute(query.limit(max(limit, 0))).all()
         return tuple(_run(r) for r in rows)
@@ -105,6 +111,7 @@ def _pipeline(row: Row[Any]) -> StoredPipeline:
         content_hash=data["content_hash"],
         created_at=data["created_at"],
         updated_at=data["updated_at"],
+        saved_by=data["saved_by"],
     )
 
 
@@ -121,4 +128,5 @@ def _run(row: Row[Any]) -> PipelineRun:
         error=data["error"],
         started_at=data["started_at"],
         duration_ms=data["duration_ms"],
+        stored=data["stored"],
     )

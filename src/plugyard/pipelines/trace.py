@@ -147,6 +147,9 @@ class PipelineRun:
     error: dict[str, Any] | None = None
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     duration_ms: float = 0.0
+    #: The stored document the run ran (``name``, ``saved_by``, ``content_hash``), so a
+    #: run of a document someone else saved says whose it was; ``None`` for one inline.
+    stored: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -161,6 +164,7 @@ class PipelineRun:
             "subject": self.subject,
             "started_at": self.started_at.isoformat(),
             "duration_ms": self.duration_ms,
+            "stored": self.stored,
         }
         if self.error is not None:
             out["error"] = self.error

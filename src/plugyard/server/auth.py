@@ -8,14 +8,16 @@ revocation through the same process is immediate (:meth:`Authenticator.forget`).
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable
-from typing import Annotated, Protocol
+from collections.abc import Callable, Coroutine
+from typing import Annotated, Any, Protocol
 
 from fastapi import Request, Security
 from fastapi.security import APIKeyHeader
 
-from plugyard.errors import PlugyardError
+from plugyard.policy import rights
+from plugyard.policy.rights import Right
 from plugyard.server.errors import Unauthenticated
 from plugyard.store.keys import Principal
 
@@ -90,11 +92,16 @@ async def caller(
     return authenticate(request, api_key)
 
 
-async def admin(
-    request: Request, api_key: Annotated[str | None, Security(API_KEY_HEADER)]
-) -> Principal:
-    """The dependency of registration routes: an admin subject, else 403."""
-    found = await caller(request, api_key)
-    if not found.admin:
-        raise PlugyardError(f"subject {found.subject!r} is not an admin", code="permission_denied")
-    return found
+@functools.cache
+def needs(right: Right) -> Callable[..., Coroutine[Any, Any, Principal]]:
+    """The dependency of a management route: a principal holding ``right``, else 403
+    ``permission_denied`` naming it (policy/rights.py decides, as for the console)."""
+
+    async def holder(
+        request: Request, api_key: Annotated[str | None, Security(API_KEY_HEADER)]
+    ) -> Principal:
+        found = await caller(request, api_key)
+        rights.require(found, right)
+        return found
+
+    return holder

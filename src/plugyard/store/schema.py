@@ -266,6 +266,7 @@ pipelines = Table(
     Column("content_hash", String(64), nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),
+    Column("saved_by", String(200), nullable=True),
 )
 
 #: One row per pipeline run: status, error and trace; never the context it carried.
@@ -281,7 +282,9 @@ pipeline_runs = Table(
     Column("trace", JsonDocument, nullable=False),
     Column("started_at", UtcDateTime, nullable=False),
     Column("duration_ms", Float, nullable=False),
+    Column("stored", JsonDocument, nullable=True),
     Index("ix_pipeline_runs_pipeline", "pipeline", "started_at"),
+    Index("ix_pipeline_runs_subject", "subject", "started_at"),
 )
 
 # --- MCP tool pins (docs/mcp.md) ---------------------------------------------------------

@@ -116,5 +116,7 @@ class Flows:
         from plugyard.pipelines.service import PipelineService
         from plugyard.pipelines.store_sql import SqlPipelineStore
 
+        governance = self.governing.governance
+        audit = governance.audit if governance is not None else None
         return PipelineService(self.registry, self.execution.executor, SqlPipelineStore(self.store),
-                               fanout=self.execution.fanout())  # fmt: skip
+                               fanout=self.execution.fanout(), audit=audit)  # fmt: skip

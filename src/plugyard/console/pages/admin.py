@@ -3,7 +3,7 @@ once; revoke), external plugin registration, and MCP tool pins awaiting re-appro
 
 Each is the console's face of what the CLI and REST API already do — ``yard.admin``,
 ``yard.keys``, ``yard.register_external``, ``yard.approve_mcp_tool`` — and only for
-viewers whose key holds the ``admin`` role.
+viewers holding the page's right (policy/rights.py), the one its REST twin asks for.
 """
 
 from __future__ import annotations
@@ -19,14 +19,15 @@ from plugyard.console.results import pretty
 from plugyard.console.web import (
     ConsoleRoute,
     PageRefused,
-    admin_viewer,
     console_of,
+    holding,
     posted,
     redirect,
     render,
 )
 from plugyard.errors import PlugyardError
 from plugyard.manifest.safeload import parse
+from plugyard.policy.rights import Right
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 AUDIT_FILTERS = ("kind", "subject", "plugin_id", "status", "error_code")
@@ -38,7 +39,7 @@ _SUBJECT_TEXT = 200
 
 @router.get("/console/admin/audit")
 async def audit(request: Request) -> Response:
-    who = admin_viewer(request)
+    who = holding(request, Right.AUDIT_READ)
     wanted = {k: v.strip() for k in AUDIT_FILTERS if (v := request.query_params.get(k, ""))}
     try:
         count = max(1, min(int(request.query_params.get("count", "200")), 1000))
@@ -56,7 +57,7 @@ async def audit(request: Request) -> Response:
 
 @router.post("/console/admin/audit/verify")
 async def audit_verify(request: Request) -> Response:
-    who = admin_viewer(request)
+    who = holding(request, Right.AUDIT_READ)
     await posted(request, who)
     check = await run_in_threadpool(console_of(request).yard.admin.verify)
     records = [r.to_dict() for r in reversed(console_of(request).yard.admin.tail(50))]
@@ -71,14 +72,14 @@ async def audit_verify(request: Request) -> Response:
 
 @router.get("/console/admin/keys")
 async def keys(request: Request) -> Response:
-    who = admin_viewer(request)
+    who = holding(request, Right.KEY_MANAGE)
     return render(request, "keys.html", who=who, keys=console_of(request).yard.keys.list(),
                   created=None, revoked=request.query_params.get("revoked"))  # fmt: skip
 
 
 @router.post("/console/admin/keys")
 async def key_create(request: Request) -> Response:
-    who = admin_viewer(request)
+    who = holding(request, Right.KEY_MANAGE)
     form = await posted(request, who)
     subject = str(form.get("subject") or "").strip()
     roles = tuple(r.strip() for r in str(form.get("roles") or "").split(",") if r.strip())
@@ -94,7 +95,7 @@ async def key_create(request: Request) -> Response:
 
 @router.post("/console/admin/keys/{key_id}/revoke")
 async def key_revoke(key_id: str, request: Request) -> Response:
-    who = admin_viewer(request)
+    who = holding(request, Right.KEY_MANAGE)
     await posted(request, who)
     if not console_of(request).yard.keys.revoke(key_id):
         raise PlugyardError(f"no unrevoked key {key_id!r}", code="invalid_request")
@@ -111,14 +112,14 @@ def _externals(request: Request) -> list[Any]:
 
 @router.get("/console/admin/plugins")
 async def externals(request: Request) -> Response:
-    who = admin_viewer(request)
+    who = holding(request, Right.PLUGIN_REGISTER)
     return render(request, "external.html", who=who, plugins=_externals(request), body="",
                   outcome=None, error=None)  # fmt: skip
 
 
 @router.post("/console/admin/plugins")
 async def register(request: Request) -> Response:
-    who = admin_viewer(request)
+    who = holding(request, Right.PLUGIN_REGISTER)
     form = await posted(request, who)
     text = str(form.get("body") or "")
     try:
@@ -141,7 +142,7 @@ async def register(request: Request) -> Response:
 
 @router.post("/console/admin/plugins/{plugin_id}/remove")
 async def unregister(plugin_id: str, request: Request) -> Response:
-    who = admin_viewer(request)
+    who = holding(request, Right.PLUGIN_REGISTER)
     await posted(request, who)
     await run_in_threadpool(console_of(request).yard.unregister_external, plugin_id)
     return redirect("/console/admin/plugins")
@@ -152,7 +153,7 @@ async def unregister(plugin_id: str, request: Request) -> Response:
 
 @router.get("/console/admin/mcp")
 async def pins(request: Request) -> Response:
-    who = admin_viewer(request)
+    who = holding(request, Right.MCP_PIN_APPROVE)
     every = [p.to_dict() for p in console_of(request).yard.mcp_tool_pins()]
     return render(request, "pins.html", who=who, changed=[p for p in every if p["changed"]],
                   pins=every, approved=request.query_params.get("approved"))  # fmt: skip
@@ -160,7 +161,7 @@ async def pins(request: Request) -> Response:
 
 @router.post("/console/admin/mcp/{plugin_id}/{tool}/approve")
 async def pin_approve(plugin_id: str, tool: str, request: Request) -> Response:
-    who = admin_viewer(request)
+    who = holding(request, Right.MCP_PIN_APPROVE)
     await posted(request, who)
     console_of(request).yard.approve_mcp_tool(plugin_id, tool, by=who.subject)
     return redirect("/console/admin/mcp?approved=1")

@@ -20,6 +20,7 @@ from plugyard.console.web import ConsoleRoute, Viewer, console_of, posted, redir
 from plugyard.errors import PlugyardError
 from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.policy.base import Subject
+from plugyard.policy.rights import Right
 from plugyard.runtimes.base import CallContext
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
@@ -33,7 +34,7 @@ def _rows(request: Request, who: Viewer) -> dict[str, list[dict[str, Any]]]:
     for row in administration.approvals(None, limit=500):
         row = {**row, "preview_text": pretty(row["preview"]),
                "runnable": row["action_id"] in who.session.pending}  # fmt: skip
-        may = who.admin or (
+        may = who.holds(Right.OTHERS_RECORDS) or (
             administration.book.may_approve(me, row["plugin_id"], row["operation"]).outcome
             == "allow"
         )

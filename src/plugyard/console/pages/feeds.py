@@ -30,6 +30,7 @@ from plugyard.console.web import (
     viewer,
 )
 from plugyard.errors import PlugyardError
+from plugyard.policy import rights
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.store.feeds import FeedRow
 
@@ -38,7 +39,7 @@ router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 
 def _own(request: Request, who: Viewer, feed_id: str) -> FeedRow:
     row = console_of(request).yard.feeds.get(feed_id)
-    if row.owner != who.subject and not who.admin:  # another's feed is not even named
+    if not rights.may_see(who, row.owner):  # another's feed is not even named
         raise PlugyardError(f"no feed {feed_id!r}", code="feed_not_found")
     return row
 
@@ -59,7 +60,7 @@ def _schedulable(request: Request, who: Viewer) -> list[RegisteredPlugin]:
 
 
 def _rows(request: Request, who: Viewer) -> list[dict[str, Any]]:
-    rows = console_of(request).yard.feeds.all(None if who.admin else who.subject)
+    rows = console_of(request).yard.feeds.all(rights.owner_scope(who))
     return [{**r.summary(), "params": pretty(r.params), "last_run_at": r.last_run_at,
              "last_result": pretty(r.last_result) if r.last_result is not None else None}
             for r in rows]  # fmt: skip

@@ -52,7 +52,8 @@ _CAPABILITY_TEXT = 100
 async def pipelines(request: Request) -> Response:
     who = viewer(request)
     service = console_of(request).yard.pipelines
-    runs = [r.to_dict(context=False) for r in service.runs(limit=20)]
+    mine = service.runs(limit=20, subject=who.subject, roles=who.roles)
+    runs = [r.to_dict(context=False) for r in mine]
     return render(request, "pipelines.html", who=who, stored=service.list(), runs=runs)
 
 
@@ -153,7 +154,8 @@ async def edit(request: Request) -> Response:
         document.setdefault("capabilities", []).append({"capability": name, "flow": []})
         return _editor(request, who, document, name)
     if op == "save":
-        stored = yard.pipelines.save(document, name=_text(form, "name").strip() or None)
+        stored = yard.pipelines.save(document, name=_text(form, "name").strip() or None,
+                                     subject=who.subject, roles=who.roles)  # fmt: skip
         return _editor(request, who, document, capability, saved=stored.name)
     if op == "run":
         return await _run(request, who, document, capability, _text(form, "input"))

@@ -42,6 +42,20 @@ def visible_plugin(request: Request, who: Viewer, plugin_id: str) -> RegisteredP
     return plugin
 
 
+def callable_plugin(request: Request, who: Viewer, plugin_id: str) -> RegisteredPlugin:
+    """The plugin a post asks to call. One the viewer may not call is refused with the
+    code the REST execute route answers for it (``permission_denied``), before anything
+    of it is shown; pages that only show a plugin keep :func:`visible_plugin`."""
+    yard = console_of(request).yard
+    plugin = yard.registry.find(plugin_id)
+    if plugin is None:
+        raise PlugyardError(f"no plugin {plugin_id!r}", code="plugin_not_found")
+    if not yard.visible(plugin, yard.rights(who.subject, who.roles)):
+        raise PlugyardError(f"{who.subject!r} may call no operation of {plugin_id!r}",
+                            code="permission_denied")  # fmt: skip
+    return plugin
+
+
 def operation_of(plugin: RegisteredPlugin, operation: str) -> Operation:
     found = plugin.descriptor.operation(operation)
     if found is None:
@@ -73,7 +87,7 @@ async def run_form(plugin_id: str, operation: str, request: Request) -> Response
 async def run(plugin_id: str, operation: str, request: Request) -> Response:
     who = viewer(request)
     form_data = await posted(request, who)
-    plugin = visible_plugin(request, who, plugin_id)
+    plugin = callable_plugin(request, who, plugin_id)
     op = operation_of(plugin, operation)
     form = build_form(op.parameters)
     submission = read_submission(form, form_data)

@@ -24,6 +24,8 @@ from plugyard.console.web import (
     render,
     viewer,
 )
+from plugyard.policy import rights
+from plugyard.policy.rights import Right
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 MAX_VALUE = 65536
@@ -48,7 +50,8 @@ def requirements(request: Request, who: Viewer) -> list[dict[str, Any]]:
                     "name": name, "scope": scope,
                     "user_set": name in mine, "system_set": name in system,
                     "user_ok": scope in ("user", "system_or_user"),
-                    "system_ok": scope in ("system", "system_or_user") and who.admin,
+                    "system_ok": scope in ("system", "system_or_user")
+                    and who.holds(Right.SECRET_SYSTEM),
                 })  # fmt: skip
     return rows
 
@@ -62,8 +65,7 @@ async def secrets_page(request: Request) -> Response:
 
 def _scope(value: object, who: Viewer) -> Literal["user", "system"]:
     if value == "system":
-        if not who.admin:
-            raise PageRefused("system secrets need an admin key", code="permission_denied")
+        rights.require(who, Right.SECRET_SYSTEM)
         return "system"
     if value == "user":
         return "user"

@@ -17,7 +17,9 @@ from starlette.responses import Response
 from plugyard.errors import PlugyardError
 from plugyard.feeds.schedule import MIN_INTERVAL_S
 from plugyard.feeds.scheduler import FeedScheduler
-from plugyard.server.auth import admin, caller
+from plugyard.policy import rights
+from plugyard.policy.rights import Right
+from plugyard.server.auth import caller, needs
 from plugyard.server.cron import CRON
 from plugyard.server.errors import json_response
 from plugyard.server.inputs import Strict, optional
@@ -106,7 +108,7 @@ async def feed_add(
     "/api/v1/feeds", summary="The caller's feeds (an admin's: all)", responses=errors_doc(*KEYED)
 )
 async def feed_list(request: Request, who: Annotated[Principal, Depends(caller)]) -> Response:
-    rows = _feeds(request).all(None if who.admin else who.subject)
+    rows = _feeds(request).all(rights.owner_scope(who))
     return json_response([r.summary() for r in rows])
 
 
@@ -120,7 +122,7 @@ async def feed_delete(
 ) -> Response:
     feeds = _feeds(request)
     row = feeds.get(feed_id)
-    if row.owner != who.subject and not who.admin:  # another's feed is not even named
+    if not rights.may_see(who, row.owner):  # another's feed is not even named
         raise PlugyardError(f"no feed {feed_id!r}", code="feed_not_found")
     feeds.delete(feed_id)
     return json_response({"deleted": feed_id})
@@ -131,7 +133,9 @@ async def feed_delete(
     summary="Run every feed whose time has come; admin only",
     responses=errors_doc(*KEYED),
 )
-async def feed_run_due(request: Request, _: Annotated[Principal, Depends(admin)]) -> Response:
+async def feed_run_due(
+    request: Request, _: Annotated[Principal, Depends(needs(Right.FEED_RUN_DUE))]
+) -> Response:
     ticks = await _feeds(request).run_due()
     return json_response(
         [

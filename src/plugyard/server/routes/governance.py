@@ -20,9 +20,11 @@ from starlette.responses import Response
 
 from plugyard.errors import PlugyardError
 from plugyard.execution.admin import Administration, context_for
+from plugyard.policy import rights
 from plugyard.policy.base import Subject
 from plugyard.policy.document import PolicyDocument
-from plugyard.server.auth import admin, caller
+from plugyard.policy.rights import Right
+from plugyard.server.auth import caller, needs
 from plugyard.server.errors import json_response
 from plugyard.server.inputs import DIGITS, ActionBody, Strict, schema_of
 from plugyard.server.routes.documented import (
@@ -51,7 +53,9 @@ def _subject(principal: Principal) -> Subject:
 
 @router.get("/api/v1/policy", summary="The policy in force; admin only",
             responses=errors_doc(*KEYED))  # fmt: skip
-async def policy_show(request: Request, _: Annotated[Principal, Depends(admin)]) -> Response:
+async def policy_show(
+    request: Request, _: Annotated[Principal, Depends(needs(Right.POLICY_MANAGE))]
+) -> Response:
     book = _admin(request).book
     document = book.document
     return json_response(
@@ -84,7 +88,9 @@ _POLICY = schema_of(PolicyDocument)
         }
     },
 )
-async def policy_load(request: Request, who: Annotated[Principal, Depends(admin)]) -> Response:
+async def policy_load(
+    request: Request, who: Annotated[Principal, Depends(needs(Right.POLICY_MANAGE))]
+) -> Response:
     text = await request.body()
     version = _admin(request).load_policy(text, by=who.subject, source="api")
     return json_response({"version": version})
@@ -102,7 +108,7 @@ class CheckBody(Strict):
 @router.post("/api/v1/policy/check", summary="What the policy decides, and why; admin only",
              responses=errors_doc(*KEYED, *JSON_BODY))  # fmt: skip
 async def policy_check(
-    request: Request, body: CheckBody, _: Annotated[Principal, Depends(admin)]
+    request: Request, body: CheckBody, _: Annotated[Principal, Depends(needs(Right.POLICY_MANAGE))]
 ) -> Response:
     who = Subject(body.subject, tuple(body.roles))
     return json_response(_admin(request).check(who, body.plugin_id, body.operation, body.verb))
@@ -122,7 +128,7 @@ async def approvals_list(
 ) -> Response:
     administration = _admin(request)
     rows = administration.approvals(None if state == "all" else state, limit=500)
-    if not who.admin:
+    if not rights.holds(who, Right.OTHERS_RECORDS):
         me = _subject(who)
         book = administration.book
         rows = [
@@ -204,7 +210,7 @@ async def perform(
             responses=errors_doc(*KEYED))  # fmt: skip
 async def audit_tail(
     request: Request,
-    _: Annotated[Principal, Depends(admin)],
+    _: Annotated[Principal, Depends(needs(Right.AUDIT_READ))],
     count: Annotated[int, Query(ge=1, le=1000), DIGITS] = 20,
 ) -> Response:
     return json_response([r.to_dict() for r in _admin(request).tail(count)])
@@ -212,7 +218,9 @@ async def audit_tail(
 
 @router.get("/api/v1/audit/verify", summary="Whether the audit chain holds; admin only",
             responses=errors_doc(*KEYED))  # fmt: skip
-async def audit_verify(request: Request, _: Annotated[Principal, Depends(admin)]) -> Response:
+async def audit_verify(
+    request: Request, _: Annotated[Principal, Depends(needs(Right.AUDIT_READ))]
+) -> Response:
     check = await run_in_threadpool(_admin(request).verify)
     return json_response(check.to_dict())
 
@@ -227,8 +235,7 @@ class SecretBody(Strict):
 
 def _owner(who: Principal, scope: str) -> str | None:
     if scope == "system":
-        if not who.admin:
-            raise PlugyardError("system secrets need an admin key", code="permission_denied")
+        rights.require(who, Right.SECRET_SYSTEM)
         return None
     return who.subject
 

@@ -8,7 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
-from plugyard.server.auth import admin
+from plugyard.policy.rights import Right
+from plugyard.server.auth import needs
 from plugyard.server.errors import json_response
 from plugyard.server.routes.documented import KEYED, errors_doc
 from plugyard.store.keys import Principal
@@ -21,7 +22,7 @@ router = APIRouter(tags=["mcp"])
             responses=errors_doc(*KEYED))  # fmt: skip
 async def pins(
     request: Request,
-    _: Annotated[Principal, Depends(admin)],
+    _: Annotated[Principal, Depends(needs(Right.MCP_PIN_APPROVE))],
     plugin_id: Annotated[str | None, Query(description="Only this plugin's tools.")] = None,
 ) -> Response:
     yard: Yard = request.app.state.yard
@@ -34,7 +35,10 @@ async def pins(
     responses=errors_doc(*KEYED, "operation_not_found"),
 )
 async def approve(
-    plugin_id: str, tool: str, request: Request, who: Annotated[Principal, Depends(admin)]
+    plugin_id: str,
+    tool: str,
+    request: Request,
+    who: Annotated[Principal, Depends(needs(Right.MCP_PIN_APPROVE))],
 ) -> Response:
     yard: Yard = request.app.state.yard
     return json_response(yard.approve_mcp_tool(plugin_id, tool, by=who.subject).to_dict())

@@ -16,8 +16,9 @@ from starlette.responses import Response
 
 from plugyard.discovery.learning import LearningError
 from plugyard.errors import NotFoundError
+from plugyard.policy.rights import Right
 from plugyard.server import members
-from plugyard.server.auth import admin, caller
+from plugyard.server.auth import caller, needs
 from plugyard.server.bodies import FeedbackReply, MemoryPurge, MemoryReply
 from plugyard.server.errors import json_response
 from plugyard.server.faults import InvalidRequest, fault
@@ -81,7 +82,7 @@ async def feedback(
 async def remembered(
     plugin_id: str,
     request: Request,
-    principal: Annotated[Principal, Depends(admin)],
+    principal: Annotated[Principal, Depends(needs(Right.MEMORY_MANAGE))],
     operation: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     yard: Yard = request.app.state.yard
@@ -109,7 +110,7 @@ async def remembered(
 async def purge(
     plugin_id: str,
     request: Request,
-    principal: Annotated[Principal, Depends(admin)],
+    principal: Annotated[Principal, Depends(needs(Right.MEMORY_MANAGE))],
     operation: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Response:
     yard: Yard = request.app.state.yard

@@ -13,7 +13,8 @@ from starlette.datastructures import UploadFile
 from starlette.responses import Response
 
 from plugyard.errors import PlugyardError
-from plugyard.server.auth import admin
+from plugyard.policy.rights import Right
+from plugyard.server.auth import needs
 from plugyard.server.errors import json_response
 from plugyard.server.faults import InvalidRequest, fault, pointer
 from plugyard.server.routes.documented import KEYED, errors_doc
@@ -65,7 +66,7 @@ def _yard(request: Request) -> Yard:
 )
 async def install_package(
     request: Request,
-    principal: Annotated[Principal, Depends(admin)],
+    principal: Annotated[Principal, Depends(needs(Right.PACKAGE_MANAGE))],
     trust: Annotated[bool, Query(description="Run it in-process (default: untrusted).")] = False,
     allow_findings: Annotated[
         bool, Query(description="Install an untrusted package despite import-guard findings.")
@@ -96,7 +97,7 @@ async def install_package(
     responses=errors_doc(*KEYED, "capability_unavailable"),
 )
 async def list_packages(
-    request: Request, principal: Annotated[Principal, Depends(admin)]
+    request: Request, principal: Annotated[Principal, Depends(needs(Right.PACKAGE_MANAGE))]
 ) -> Response:
     packages = await run_in_threadpool(_yard(request).packages.installed)
     return json_response({"packages": [p.to_dict() for p in packages]})
@@ -108,7 +109,9 @@ async def list_packages(
     responses=errors_doc(*KEYED, "package_not_found", "capability_unavailable", "store_error"),
 )
 async def remove_package(
-    name: str, request: Request, principal: Annotated[Principal, Depends(admin)]
+    name: str,
+    request: Request,
+    principal: Annotated[Principal, Depends(needs(Right.PACKAGE_MANAGE))],
 ) -> Response:
     package, events = await run_in_threadpool(_yard(request).packages.remove, name)
     return json_response({"name": package.name, "removed": [e.plugin_id for e in events]})

@@ -10,7 +10,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Request
 from starlette.responses import Response
 
-from plugyard.server.auth import admin, caller
+from plugyard.policy.rights import Right
+from plugyard.server.auth import caller, needs
 from plugyard.server.errors import json_response
 from plugyard.server.faults import InvalidRequest, fault
 from plugyard.server.inputs import RunBody, read_json
@@ -68,10 +69,15 @@ async def list_pipelines(
     responses=errors_doc(*KEYED, *JSON_BODY, "pipeline_invalid"),
 )
 async def save_pipeline(
-    name: str, request: Request, principal: Annotated[Principal, Depends(admin)]
+    name: str,
+    request: Request,
+    principal: Annotated[Principal, Depends(needs(Right.PIPELINE_SAVE))],
 ) -> Response:
     document = _object(await read_json(request))
-    return json_response(_yard(request).pipelines.save(document, name=name).to_dict())
+    stored = _yard(request).pipelines.save(
+        document, name=name, subject=principal.subject, roles=principal.roles
+    )
+    return json_response(stored.to_dict())
 
 
 @router.get(
@@ -91,9 +97,11 @@ async def get_pipeline(
     responses=errors_doc(*KEYED, "pipeline_not_found"),
 )
 async def delete_pipeline(
-    name: str, request: Request, principal: Annotated[Principal, Depends(admin)]
+    name: str,
+    request: Request,
+    principal: Annotated[Principal, Depends(needs(Right.PIPELINE_DELETE))],
 ) -> Response:
-    _yard(request).pipelines.delete(name)
+    _yard(request).pipelines.delete(name, subject=principal.subject, roles=principal.roles)
     return json_response({"deleted": name})
 
 
@@ -106,9 +114,8 @@ async def run_pipeline(
     request: Request, body: RunBody, principal: Annotated[Principal, Depends(caller)]
 ) -> Response:
     service = _yard(request).pipelines
-    source: Mapping[str, Any] = (
-        body.document if body.document is not None else service.get(str(body.name)).document
-    )
+    stored = service.get(str(body.name)) if body.document is None else None
+    source: Mapping[str, Any] = stored.document if stored is not None else body.document or {}
     run = await service.run(
         source,
         body.input,
@@ -116,16 +123,19 @@ async def run_pipeline(
         subject=principal.subject,
         roles=principal.roles,
         timeout_ms=body.timeout_ms,
+        stored=stored,
     )
     return json_response(run.to_dict())
 
 
 @router.get(
     "/api/v1/pipeline-runs/{run_id}",
-    summary="The trace of a recorded run (its context is not kept)",
+    summary="The trace of a recorded run of the caller's (an admin's: any); its context is "
+    "not kept",
     responses=errors_doc(*KEYED, "pipeline_run_not_found"),
 )
 async def get_run(
     run_id: str, request: Request, principal: Annotated[Principal, Depends(caller)]
 ) -> Response:
-    return json_response(_yard(request).pipelines.trace(run_id).to_dict(context=False))
+    run = _yard(request).pipelines.trace(run_id, subject=principal.subject, roles=principal.roles)
+    return json_response(run.to_dict(context=False))

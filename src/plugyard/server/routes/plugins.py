@@ -11,9 +11,10 @@ from starlette.responses import Response
 
 from plugyard.errors import ERROR_CODES, NotFoundError, PlugyardError
 from plugyard.manifest.model import Family
+from plugyard.policy.rights import Right
 from plugyard.registry.listing import grouped, summary
 from plugyard.registry.model import RegisteredPlugin
-from plugyard.server.auth import admin, caller
+from plugyard.server.auth import caller, needs
 from plugyard.server.bodies import (
     HealthReport,
     Palette,
@@ -137,7 +138,9 @@ _REGISTER_ERRORS = errors_doc(
     responses=_REGISTER_ERRORS,
     openapi_extra=_REGISTER_BODY,
 )
-async def register(request: Request, principal: Annotated[Principal, Depends(admin)]) -> Response:
+async def register(
+    request: Request, principal: Annotated[Principal, Depends(needs(Right.PLUGIN_REGISTER))]
+) -> Response:
     body = await read_json(request)
     if not isinstance(body, dict | list):
         raise PlugyardError("the body must be a registration object", code="invalid_request")
@@ -159,7 +162,9 @@ async def register(request: Request, principal: Annotated[Principal, Depends(adm
     responses=errors_doc(*KEYED, "plugin_not_found"),
 )
 async def unregister(
-    plugin_id: str, request: Request, principal: Annotated[Principal, Depends(admin)]
+    plugin_id: str,
+    request: Request,
+    principal: Annotated[Principal, Depends(needs(Right.PLUGIN_REGISTER))],
 ) -> Response:
     yard: Yard = request.app.state.yard
     event = await run_in_threadpool(yard.unregister_external, plugin_id)
