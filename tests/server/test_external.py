@@ -41,14 +41,15 @@ def test_register_call_and_reregister_idempotently(
     body = registration(plugin_server)
     first = client.post("/api/plugins/register", json=body, headers=_h(admin_key))
     assert first.status_code == 200, first.text
-    assert first.json() == {"registered": ["remote"],
+    assert first.json() == {"plugin_id": "remote", "registered": True, "plugin_ids": ["remote"],
                             "changes": [{"kind": "registered", "plugin_id": "remote"}]}  # fmt: skip
     again = client.post("/api/v1/plugins/register", json=body, headers=_h(admin_key))
-    assert again.json() == {"registered": ["remote"], "changes": []}
+    assert again.json() == {"plugin_id": "remote", "registered": True, "plugin_ids": ["remote"],
+                            "changes": []}  # fmt: skip
     echoed = _execute(client, admin_key, "echo", text="hi").json()  # type: ignore[attr-defined]
-    assert echoed["status"] == "success" and echoed["data"]["echo"] == {"text": "hi"}
+    assert echoed["status"] == "success" and echoed["data"]["metadata"]["echo"] == {"text": "hi"}
     added = _execute(client, admin_key, "add", a=2, b=3).json()  # type: ignore[attr-defined]
-    assert added["data"] == {"sum": 5.0}
+    assert added["data"]["metadata"]["sum"] == 5.0
     changed = registration(plugin_server, description="Now with a new description.")
     replaced = client.post("/api/plugins/register", json=changed, headers=_h(admin_key))
     assert replaced.json()["changes"] == [{"kind": "updated", "plugin_id": "remote"}]
@@ -115,12 +116,12 @@ def test_health_flapping_kill_and_restart(
                 own.start()  # restarted on the same port
                 assert _rounds(yard, 2) == [[], ["remote"]]
                 up = _execute(client, key, "echo", text="back")
-                assert up.json()["data"]["echo"] == {"text": "back"}  # type: ignore[attr-defined]
+                assert up.json()["data"]["metadata"]["echo"] == {"text": "back"}  # type: ignore[attr-defined]
         with Yard.from_settings(settings) as again:  # the host restarts
             found = again.registry.find("remote")
             assert found is not None and found.source == "external" and found.available
             result = asyncio.run(again.call("remote", "add", {"a": 1, "b": 1}))
-            assert result.data == {"sum": 2.0}
+            assert result.data["metadata"]["sum"] == 2.0
             assert again.unregister_external("remote") is not None
         with Yard.from_settings(settings) as third:
             assert third.registry.find("remote") is None
