@@ -163,9 +163,9 @@ def test_external_registrations_are_mirrored_to_homeclaws_file_and_read_back(
         asyncio.run(first.register_external(registration(plugin_server, "remote")))
         asyncio.run(first.register_external(registration(plugin_server, "other")))
         first.unregister_external("other")
-    written = json.loads(file.read_text())
-    assert [body.get("plugin_id", body.get("id")) for body in written["plugins"]] == ["remote"]
-    assert written["plugins"][0]["health_check_url"].endswith("/health")
+    written = json.loads(file.read_text())  # HomeClaw's form: a bare list of bodies
+    assert [body.get("plugin_id", body.get("id")) for body in written] == ["remote"]
+    assert written[0]["health_check_url"].endswith("/health")
     # A HomeClaw user's file, and a store that never saw it.
     fresh = replace_db(settings, tmp_path / "second.db", file)
     with Yard.from_settings(fresh) as second:
@@ -174,10 +174,11 @@ def test_external_registrations_are_mirrored_to_homeclaws_file_and_read_back(
         assert [(e.kind, e.plugin_id) for e in events] == [("registered", "remote")]
         assert second.registry.require("remote").source == "external"
         assert asyncio.run(second.sync_external_file()) == ()  # nothing new the second time
-    file.write_text("{not json")
+    file.write_text("d" + json.dumps(written))  # a stray byte before HomeClaw's list
     with Yard.from_settings(fresh) as third, pytest.raises(ManifestError) as caught:
         asyncio.run(third.sync_external_file())
     assert caught.value.code == "manifest_syntax"
+    assert caught.value.problems[0].message.startswith("line 1 column 1 (char 0)")
 
 
 def replace_db(settings: object, db: Path, file: Path) -> object:
