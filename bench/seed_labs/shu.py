@@ -10,8 +10,8 @@ expectation:
   refused (``identity_required`` or a refused token, never a success);
 - ``secret``: reads a secret nobody set — refused or answered "not found";
 - ``broken``: broken on purpose (an import of Shu's own modules, an undeclared
-  capability), or by its own data (an operation its manifest lists and its code does
-  not implement) — it must be refused.
+  capability), or by its own data (an answer that breaks its own output schema, which
+  Shu's executor refuses too) — it must be refused.
 
 A call is *right* when it meets an ``ok`` expectation, *refused correctly* when it
 meets another, and *failed* (with the reason) otherwise. Not run in CI: it needs the
@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+BOUND = {"kb": {"knowledge_base_ids": ["lab"]}}
 #: (plugin id, parameters, expectation). Demo plugins answer from synthesized data.
 CALLS: tuple[tuple[str, dict[str, Any], str], ...] = (
     ("test_echo", {"op": "run", "message": "hi"}, "ok"),
@@ -41,15 +42,16 @@ CALLS: tuple[tuple[str, dict[str, Any], str], ...] = (
     ("test_hostcaps", {"op": "cache_get", "key": "c1"}, "ok"),
     ("test_kowrite", {"op": "run", "kb_id": "lab", "type": "note", "external_id": "n-1",
                       "title": "Lab note", "content": "The lab note is about otters."}, "ok"),
+    # Shu binds the knowledge bases a search reads through the host context.
     ("kb_search", {"op": "search_chunks", "field": "content", "operator": "icontains",
-                   "value": "otters"}, "ok"),
+                   "value": "otters", "__host": BOUND}, "ok"),
     ("kb_search", {"op": "search_documents", "field": "title", "operator": "icontains",
-                   "value": "lab"}, "ok"),
+                   "value": "lab", "__host": BOUND}, "ok"),
     ("demo_car_service", {"op": "check_availability"}, "ok"),
     ("demo_facial_recognition", {"op": "get_event", "event_id": "DXB-20260121-193000-001"},
      "ok"),
-    ("demo_facial_recognition", {"op": "list"}, "broken"),  # listed, never implemented
-    ("demo_incident_history", {"op": "get_by_player", "customer_id": "CUST-5678"}, "ok"),
+    # Its answer breaks its own output schema (no self_exclusion): Shu refuses it too.
+    ("demo_incident_history", {"op": "get_by_player", "customer_id": "CUST-5678"}, "broken"),
     ("demo_player_profiles", {"op": "list"}, "ok"),
     ("demo_purchase_history", {"op": "get", "player_id": "PLAYER-7777"}, "ok"),
     ("demo_spa_service", {"op": "check_availability"}, "ok"),
@@ -91,6 +93,9 @@ def run(checkout: Path) -> dict[str, Any]:
             packages_dir=scratch / "packages",
         )
         with Yard.from_settings(settings) as yard:
+            # The operator's step Shu's admin does by binding a knowledge base: the one
+            # test_kowrite writes is shared with kb_search.
+            yard.knowledge.create("lab", "test_kowrite", readers=("kb_search",))
             rows = [_call(yard, *call) for call in CALLS]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

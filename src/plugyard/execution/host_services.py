@@ -8,7 +8,8 @@ one caller. Which of them a plugin gets is decided by its manifest, in
   user → system fallback;
 - ``storage``, ``cursor``: values in the store, per plugin (``cursor`` per source);
 - ``rate_limit.limit(bucket, cost)``: a token bucket per plugin and bucket;
-- ``identity.lookup(kind)``: the caller's identities from its user context;
+- ``identity.lookup(kind)``, ``get_current_user_identity()``: the caller's identities as
+  the surface vouched for them;
 - ``audit.record(event, **detail)``: an event in the durable chain, attributed;
 - ``scheduler.enqueue(operation, params, run_at)``: a one-shot feed run as the caller;
 - ``http.fetch(url, …)``: through the outbound guard, to hosts on the plugin's egress
@@ -23,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import msgspec
 
@@ -64,20 +65,25 @@ class Storage:
     def __init__(self, kv: KeyValueRepository, plugin_id: str, namespace: str = "storage") -> None:
         self._kv, self._plugin, self._ns = kv, plugin_id, namespace
 
-    def get(self, key: str, default: Any = None) -> Any:
-        found = self._kv.get(self._plugin, self._ns, key)
+    def get(self, key: str, default: Any = None, *, namespace: str | None = None) -> Any:
+        found = self._kv.get(self._plugin, self._ns, _spaced(key, namespace))
         return default if found is None else found
 
-    def put(self, key: str, value: Any) -> None:
-        self._kv.put(self._plugin, self._ns, key, value, time.time())
+    def put(self, key: str, value: Any, *, namespace: str | None = None) -> None:
+        self._kv.put(self._plugin, self._ns, _spaced(key, namespace), value, time.time())
 
     set = put
 
-    def delete(self, key: str) -> bool:
-        return self._kv.delete(self._plugin, self._ns, key)
+    def delete(self, key: str, *, namespace: str | None = None) -> bool:
+        return self._kv.delete(self._plugin, self._ns, _spaced(key, namespace))
 
     def keys(self) -> list[str]:
         return list(self._kv.items(self._plugin, self._ns))
+
+
+def _spaced(key: str, namespace: str | None) -> str:
+    """Shu's optional ``namespace=`` of a storage key: a prefix inside the plugin's own."""
+    return key if namespace is None else f"{namespace}/{key}"
 
 
 class Cursor:
@@ -92,6 +98,9 @@ class Cursor:
 
     def set(self, source: str, value: Any) -> None:
         self._kv.put(self._plugin, "cursor", source, value, time.time())
+
+    def delete(self, source: str = "default") -> bool:
+        return self._kv.delete(self._plugin, "cursor", source)
 
 
 class RateLimit:
@@ -142,6 +151,20 @@ class Identity:
     def lookup(self, kind: str, value: Any = None) -> Any:
         del value  # Shu's signature; plugyard answers from the caller's own identities
         return self._identities.get(kind)
+
+    def get_current_user_identity(self) -> dict[str, Any]:
+        """Shu's ``{user_id, email}``: the subject, and its vouched e-mail (``email``,
+        else the first ``<provider>_email``)."""
+        email = self._identities.get("email")
+        if email is None:
+            email = next(
+                (v for k, v in sorted(self._identities.items()) if k.endswith("_email")), None
+            )
+        return {"user_id": self.subject, "email": email}
+
+    def get_primary_email(self, provider: str) -> Any:
+        """Shu's name for ``lookup(f"{provider}_email")``."""
+        return self._identities.get(f"{provider}_email")
 
 
 class PluginAudit:
@@ -198,8 +221,15 @@ class Scheduler:
         return row.id
 
 
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
 class Http:
-    """``http.fetch(url, method=…, json=…, headers=…)`` → ``{status, headers, body}``."""
+    """``http.fetch(url, method=…, json=…, headers=…)`` → ``{status, headers, body}``.
+
+    Shu's order is accepted too: ``fetch("GET", url, params=…, json=…, headers=…,
+    timeout=…)`` (an HTTP method first, then a URL); ``params`` becomes the query string.
+    The answer carries Shu's ``status_code`` beside ``status``."""
 
     def __init__(
         self, client: Any, plugin_id: str, allow_hosts: Callable[[], tuple[str, ...]]
@@ -215,7 +245,17 @@ class Http:
         json: Any = None,
         headers: Mapping[str, str] | None = None,
         timeout_s: float = 30.0,
+        params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
+        if url.upper() in _METHODS and method.upper() not in _METHODS:
+            url, method = method, url  # Shu's fetch(method, url)
+        if params:
+            url += ("&" if urlsplit(url).query else "?") + urlencode(
+                [(k, str(v)) for k, v in params.items() if v is not None]
+            )
+        if timeout is not None:
+            timeout_s = timeout
         host = (urlsplit(url).hostname or "").lower()
         if urlsplit(url).scheme not in {"http", "https"} or not any(
             wildcard_match(host, pattern.lower()) for pattern in self._allow()
@@ -230,6 +270,7 @@ class Http:
         )
         return {
             "status": reply.status,
+            "status_code": reply.status,
             "headers": dict(reply.headers),
             "body": reply.body.decode("utf-8", "replace"),
         }
