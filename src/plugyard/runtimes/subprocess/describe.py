@@ -6,7 +6,8 @@ afterwards, whatever happened. A sandboxed wrapper describes itself in a confine
 its own, like any worker: a fork bomb elsewhere cannot make it fail. A wrapper that
 answers ``describe`` with an error does not describe itself (allowed); one that answers
 with garbage, or with a plugin whose id or operations disagree with its manifest, is a
-liar and stays unavailable.
+liar and stays unavailable. One that exits before it answers is refused with the end of
+its stderr (an import the sandbox forbids, a missing module: the wrapper's own words).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from __future__ import annotations
 import os
 import selectors
 import subprocess
+import tempfile
 import time
-from typing import Any
+from typing import IO, Any
 
 from plugyard.errors import ManifestError
 from plugyard.manifest.load import load_data
@@ -27,6 +29,8 @@ from plugyard.runtimes.subprocess.process import _prepare_child, kill_tree
 from plugyard.runtimes.subprocess.spec import SubprocessSettings, WrapperSpec
 
 DESCRIBE_TIMEOUT_S = 15.0
+#: How much of a wrapper's stderr a refusal quotes (its end: where the error is).
+STDERR_TAIL = 2048
 
 
 class DescribeError(Exception):
@@ -46,7 +50,9 @@ def describe(spec: WrapperSpec, settings: SubprocessSettings, timeout_s: float) 
     except OSError as exc:
         raise DescribeError("plugin_unavailable", f"no sandbox to start in: {exc}") from None
     try:
-        return _ask(spec, settings, confinement, env, deadline)
+        # A file, not a pipe: a wrapper that writes much to stderr can never block on it.
+        with tempfile.TemporaryFile() as errors:
+            return _ask(spec, settings, confinement, env, deadline, errors)
     finally:
         if confinement is not None:
             confinement.release()
@@ -58,13 +64,14 @@ def _ask(
     confinement: Confinement | None,
     env: dict[str, str],
     deadline: float,
+    errors: IO[bytes],
 ) -> Any | None:
     try:
         proc = subprocess.Popen(
             spec.launch(settings.limits, confinement),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=errors,
             env=env,
             cwd=None if spec.sandbox else spec.cwd,
             start_new_session=True,
@@ -92,7 +99,10 @@ def _ask(
                 raise DescribeError("wrapper_protocol_error", f"unknown request {message.id}")
             elif isinstance(message, protocol.Reply):
                 return None if message.error is not None else message.result
-        raise DescribeError("plugin_error", "the wrapper closed stdout before describing")
+        proc.wait()  # its stderr is complete once it has exited
+        raise DescribeError(
+            "plugin_error", "the wrapper closed stdout before describing" + _stderr(errors)
+        )
     finally:
         if confinement is not None:
             confinement.kill()
@@ -129,6 +139,17 @@ def check_description(
             f"describe lists operations {sorted(described)}; the manifest {sorted(declared)}",
         )
     return same[0]
+
+
+def _stderr(errors: IO[bytes]) -> str:
+    """The end of what the wrapper wrote to stderr (its traceback says why it died)."""
+    errors.seek(0, os.SEEK_END)
+    size = errors.tell()
+    errors.seek(max(0, size - STDERR_TAIL))
+    text = errors.read().decode("utf-8", "replace").strip()
+    if not text:
+        return ""
+    return f"; its stderr {'ends' if size > STDERR_TAIL else 'says'}: {text}"
 
 
 def _lines(fd: int, deadline: float, cap: int) -> Any:
