@@ -11,7 +11,8 @@ one caller. Which of them a plugin gets is decided by its manifest, in
 - ``identity.lookup(kind)``, ``get_current_user_identity()``: the caller's identities as
   the surface vouched for them;
 - ``audit.record(event, **detail)``: an event in the durable chain, attributed;
-- ``scheduler.enqueue(operation, params, run_at)``: a one-shot feed run as the caller;
+- ``scheduler.enqueue(operation, params, run_at)`` (or the seed's ``enqueue(task,
+  run_at)``): a one-shot feed run as the caller;
 - ``http.fetch(url, …)``: through the outbound guard, to hosts on the plugin's egress
   allowlist only.
 """
@@ -23,6 +24,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -193,7 +195,12 @@ class PluginAudit:
 
 
 class Scheduler:
-    """``scheduler.enqueue(operation, params, run_at)``: run later, as this caller."""
+    """``scheduler.enqueue(operation, params, run_at)``: run later, as this caller.
+
+    The seed's spelling ``enqueue(task, run_at)`` is read too: a second argument that is a
+    time is ``run_at``. A task is an operation name, or a mapping — ``{"operation",
+    "params"}``, or Shu's parameters with their ``op`` (run through ``execute``). A time is
+    epoch seconds, a ``datetime`` (naive is UTC) or an ISO 8601 text."""
 
     def __init__(
         self, feeds: FeedRepository, plugin_id: str, subject: str | None, roles: tuple[str, ...]
@@ -201,8 +208,17 @@ class Scheduler:
         self._feeds, self._plugin, self._subject, self._roles = feeds, plugin_id, subject, roles
 
     def enqueue(
-        self, operation: str, params: Mapping[str, Any] | None = None, run_at: float | None = None
+        self,
+        operation: str | Mapping[str, Any],
+        params: Mapping[str, Any] | float | str | datetime | None = None,
+        run_at: float | str | datetime | None = None,
     ) -> str:
+        if not isinstance(params, Mapping) and params is not None:
+            if run_at is not None:
+                raise CapabilityError("give params as a mapping", code="invalid_request")
+            params, run_at = None, params
+        operation, params = _task(operation, params)
+        when = _moment(run_at)
         now = time.time()
         row = FeedRow(
             id="job-" + secrets.token_hex(8),
@@ -214,7 +230,7 @@ class Scheduler:
             interval_s=None,
             cron=None,
             enabled=True,
-            next_run_at=run_at if run_at is not None else now,
+            next_run_at=when if when is not None else now,
             created_at=now,
         )
         self._feeds.create(row)
@@ -222,6 +238,40 @@ class Scheduler:
 
 
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def _task(
+    task: str | Mapping[str, Any], params: Mapping[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    if isinstance(task, str) and task:
+        return task, dict(params or {})
+    if isinstance(task, Mapping) and params is None:
+        if isinstance(task.get("operation"), str):
+            inner = task.get("params") or {}
+            if isinstance(inner, Mapping):
+                return task["operation"], dict(inner)
+        elif isinstance(task.get("op"), str):
+            return "execute", dict(task)  # Shu: one entry, the op among the parameters
+    raise CapabilityError(
+        "a task is an operation name, {'operation', 'params'} or parameters with an 'op'",
+        code="invalid_request",
+    )
+
+
+def _moment(value: float | str | datetime | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return moment.timestamp()
+    if isinstance(value, str):
+        try:
+            return _moment(datetime.fromisoformat(value))
+        except ValueError:
+            pass
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise CapabilityError(f"run_at {value!r} is not a time", code="invalid_request")
 
 
 class Http:
