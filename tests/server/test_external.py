@@ -221,3 +221,17 @@ def test_a_serving_app_reads_the_file_at_start_and_follows_other_processes(
             client.get("/healthz")  # let the server's loop turn
         found = client.get("/api/v1/plugins/late-comer", headers=_h(key))
         assert found.status_code == 200
+
+
+def test_a_registration_without_health_check_url_is_refused(
+    client: TestClient, admin_key: str, plugin_server: PluginServer
+) -> None:
+    homeclaw = registration(plugin_server, "no-health")
+    del homeclaw["health_check_url"]
+    canonical = {"id": "no-health-either", "name": "N",
+                 "runtime": {"kind": "http", "base_url": plugin_server.url},
+                 "operations": [{"id": "echo"}]}  # fmt: skip
+    for body in (homeclaw, canonical):
+        refused = client.post("/api/plugins/register", json=body, headers=_h(admin_key))
+        assert refused.status_code == 422 and _code(refused) == "manifest_missing_field"
+    assert client.get("/api/v1/plugins/no-health", headers=_h(admin_key)).status_code == 404
