@@ -227,7 +227,9 @@ def test_the_op_member_shus_executor_adds_is_declared(
     assert refined is not None
     parameters = refined.operations[0].parameters
     assert parameters["properties"]["op"] == {"type": "string"}
-    assert parameters["required"] == ["query", "op"]
+    assert parameters["required"] == ["query"]  # a plugyard caller may leave it out
+    outcome = call(runtime, target(folder, "manifest.yaml"), "execute", op="find", query="q")
+    assert outcome.data == {"op": "find", "query": "q"}
 
 
 MRP_JSON = """
