@@ -150,9 +150,7 @@ def _servers(checkout: Path, scratch: Path) -> Iterator[dict[str, str | None]]:
                 process.wait(5)
 
 
-def _register(
-    checkout: Path, url: str, key: str, started: dict[str, str | None]
-) -> dict[str, str]:
+def _register(checkout: Path, url: str, key: str, started: dict[str, str | None]) -> dict[str, str]:
     """HomeClaw's own registration scripts, pointed at plugyard; what each printed."""
     env = {**os.environ, "CORE_URL": url, "CORE_API_KEY": key, "PYTHONPATH": str(checkout)}
     scripts = {
@@ -171,7 +169,9 @@ def _register(
     return printed
 
 
-def _call(url: str, key: str, plugin: str, capability: str, params: dict[str, Any]) -> dict[str, Any]:
+def _call(
+    url: str, key: str, plugin: str, capability: str, params: dict[str, Any]
+) -> dict[str, Any]:
     label = f"{plugin}.{capability} {json.dumps(params)}"
     reply = httpx.post(
         f"{url}/api/v1/plugins/{plugin}/execute",

@@ -231,4 +231,3 @@ def test_scheduler_enqueue_as_the_seed_writes_it(table: Table, tmp_path: Any) ->
     assert second.next_run_at == datetime(2030, 1, 1, tzinfo=UTC).timestamp()
     assert third.next_run_at == datetime(2031, 1, 1, tzinfo=UTC).timestamp()
     assert first.owner == "bob"  # run later as the caller
-

@@ -46,8 +46,10 @@ def split(params: Mapping[str, Any]) -> tuple[dict[str, Any], HostContext]:
         raise OverlayError(f"/{OVERLAY}/ocr/mode", f"the OCR mode is one of {', '.join(OCR_MODES)}")
     kb = overlay.get("kb") or {}
     ids = kb.get("knowledge_base_ids") if isinstance(kb, Mapping) else None
-    if not isinstance(kb, Mapping) or set(kb) - {"knowledge_base_ids"} or not (
-        ids is None or (isinstance(ids, list) and all(isinstance(i, str) for i in ids))
+    if (
+        not isinstance(kb, Mapping)
+        or set(kb) - {"knowledge_base_ids"}
+        or not (ids is None or (isinstance(ids, list) and all(isinstance(i, str) for i in ids)))
     ):
         raise OverlayError(f"/{OVERLAY}/kb", "the kb overlay is {'knowledge_base_ids': [...]}")
     return rest, HostContext(ocr_mode=mode, knowledge_base_ids=tuple(ids or ()))

@@ -19,7 +19,6 @@ from plugyard.kb.records import attributes_of, email_record, text_record
 from plugyard.kb.service import KnowledgeBase
 from plugyard.store.kb import ObjectRow
 
-
 #: Shu's page size of field searches.
 PAGE_SIZE = 20
 _OPERATORS = ("eq", "contains", "icontains", "has_key", "has_any")
@@ -42,9 +41,7 @@ class KbHost:
     def with_mode(self, ocr_mode: str | None, bound: tuple[str, ...] = ()) -> KbHost:
         return KbHost(self._kb, self._plugin, ocr_mode, bound)
 
-    async def upsert_knowledge_object(
-        self, knowledge_base_id: str, ko: Mapping[str, Any]
-    ) -> str:
+    async def upsert_knowledge_object(self, knowledge_base_id: str, ko: Mapping[str, Any]) -> str:
         """Shu's knowledge object (``type``, ``external_id``, ``title``, ``content``,
         ``attributes``) stored as a text record; its ``ko_id``."""
         if not isinstance(ko, Mapping):
@@ -115,7 +112,8 @@ class KbHost:
             if kind == "documents":
                 for row in rows:
                     text = "".join(c.text for c in self._kb.repository.chunks(kb_id, row.ko_id))
-                    have = {"title": row.title, "content": text}.get(field, row.attributes.get(field))
+                    fields = {"title": row.title, "content": text}
+                    have = fields.get(field, row.attributes.get(field))
                     if _holds(have, operator, value):
                         found.append((have, _document(row)))
                 continue

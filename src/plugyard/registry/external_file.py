@@ -12,8 +12,8 @@ mirror in both directions:
 The file is HomeClaw's own form, a bare list of registration bodies (HomeClaw's loader
 reads nothing else); ``{"plugins": [...]}``, which earlier versions wrote, is read too.
 A file that does not parse is refused whole, with the position of the fault (a stray
-byte before the list is a common one). It is written whole, to a temporary file renamed over the old one, so a
-reader never sees half of it.
+byte before the list is a common one). It is written whole, to a temporary file renamed
+over the old one, so a reader never sees half of it.
 """
 
 from __future__ import annotations

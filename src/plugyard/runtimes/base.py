@@ -67,16 +67,18 @@ class CallContext:
     def as_plugin_context(self, *, wire: bool = False) -> PluginContext:
         """The mapping handed to plugin code as ``context``; ``wire`` leaves out the
         callbacks, for a context that is sent as JSON."""
-        context = PluginContext({
-            "request_id": self.request_id,
-            "subject": self.subject,
-            "roles": list(self.roles),
-            "user_context": dict(self.user_context),
-            "idempotency_key": self.idempotency_key,
-            "debug": self.debug,
-            "budgets": dict(self.budgets),
-            "session": dict(self.session),
-        })
+        context = PluginContext(
+            {
+                "request_id": self.request_id,
+                "subject": self.subject,
+                "roles": list(self.roles),
+                "user_context": dict(self.user_context),
+                "idempotency_key": self.idempotency_key,
+                "debug": self.debug,
+                "budgets": dict(self.budgets),
+                "session": dict(self.session),
+            }
+        )
         if self.extra:
             context.update({k: v for k, v in self.extra.items() if k not in context})
         if self.callbacks and not wire:

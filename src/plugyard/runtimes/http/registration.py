@@ -2,9 +2,10 @@
 
 Over the API only ``http`` plugins may register: a ``subprocess`` or ``mcp`` (stdio)
 registration would be a request to run a command on this host. Every URL of the
-registration (``base_url``, ``health_check_url``, which is required) must be an http(s) URL whose host does
-not resolve where the outbound guard refuses to connect. All plugins of a registration
-are checked before any is registered, so a refusal leaves nothing half-registered.
+registration (``base_url``, and ``health_check_url``, which is required) must be an
+http(s) URL whose host does not resolve where the outbound guard refuses to connect.
+All plugins of a registration are checked before any is registered, so a refusal leaves
+nothing half-registered.
 """
 
 from __future__ import annotations

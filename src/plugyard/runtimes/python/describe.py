@@ -7,7 +7,8 @@ The manifest stays the contract: a field it sets is kept. What the code adds:
   their defaults, and ``streaming`` when the function is an async generator;
 - a Shu plugin class: ``get_schema()`` replaces the parameters a Shu manifest can only
   guess (none, or the ``op`` examples) — with the ``op`` member Shu's executor adds when
-  the manifest names operations and the schema lacks it — ``get_output_schema()`` gives the output schema,
+  the manifest names operations and the schema lacks it —, ``get_output_schema()``
+  gives the output schema,
   ``requires_permission()`` the permissions, ``list_actions()`` one operation of kind
   ``action`` per action (:mod:`.actions`).
 

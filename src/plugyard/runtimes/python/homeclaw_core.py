@@ -32,9 +32,7 @@ def core_needs(source: Path) -> str | None:
             if node.module.split(".")[0] in HOMECLAW_PACKAGES:
                 modules.add(node.module)
         elif isinstance(node, ast.Import):
-            modules.update(
-                a.name for a in node.names if a.name.split(".")[0] in HOMECLAW_PACKAGES
-            )
+            modules.update(a.name for a in node.names if a.name.split(".")[0] in HOMECLAW_PACKAGES)
         elif isinstance(node, ast.Attribute):
             owner = node.value
             if isinstance(owner, ast.Attribute) and owner.attr == "coreInst":

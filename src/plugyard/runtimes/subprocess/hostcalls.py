@@ -28,9 +28,9 @@ METHODS: dict[str, frozenset[str]] = {
     "logger": frozenset({"debug", "info", "warning", "error", "exception"}),
     "log": frozenset({"debug", "info", "warning", "error", "exception"}),
     "kb": frozenset(
-        {"ingest_document", "ingest_email", "ingest_thread", "ingest_text", "ingest",
-         "upsert_knowledge_object", "search_chunks", "search_documents", "get_document"}
-    ),  # fmt: skip
+        {"ingest_document", "ingest_email", "ingest_thread", "ingest_text", "ingest"}
+        | {"upsert_knowledge_object", "search_chunks", "search_documents", "get_document"}
+    ),
     "query": frozenset({"search", "get"}),
     "ocr": frozenset({"extract_text"}),
     "auth": frozenset(
