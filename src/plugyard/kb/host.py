@@ -119,12 +119,12 @@ class KbHost:
                 continue
             objects = {row.ko_id: row for row in rows}
             for chunk in self._kb.repository.chunks(kb_id):
-                row = objects.get(chunk.ko_id)
-                if row is None:
+                owner = objects.get(chunk.ko_id)
+                if owner is None:
                     continue
-                have = chunk.text if field == "content" else row.attributes.get(field)
+                have = chunk.text if field == "content" else owner.attributes.get(field)
                 if _holds(have, operator, value):
-                    found.append((have, {**_document(row), "chunk_index": chunk.index,
+                    found.append((have, {**_document(owner), "chunk_index": chunk.index,
                                          "content": chunk.text}))  # fmt: skip
         found.sort(key=lambda item: str(item[0]), reverse=str(order).lower() == "desc")
         page = max(int(page), 1)
