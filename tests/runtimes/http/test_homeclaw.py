@@ -7,11 +7,14 @@ import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from plugyard.manifest.model import PluginDescriptor
 from plugyard.registry.intake import read_plugins
 from plugyard.runtimes.base import CallContext, Outcome, Target
 from plugyard.runtimes.http import HttpPluginRuntime
+from plugyard.runtimes.http.homeclaw import read_plugin_result
 from plugyard.runtimes.outbound import OutboundClient, OutboundGuard
 
 from .servers import PluginServer
@@ -131,3 +134,25 @@ def test_a_body_that_is_not_a_plugin_result_is_invalid_output(
     outcome = _call(plugin_server, "get_time", {}, path=answer)
     assert outcome.error is not None
     assert outcome.error.code == "invalid_output"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner),
+    max_leaves=8,
+)
+
+
+@given(st.dictionaries(st.sampled_from(["success", "text", "error", "metadata", "x"]), _JSON))
+def test_any_json_object_is_a_result_an_error_or_invalid_output_never_a_crash(
+    body: dict[str, Any],
+) -> None:
+    outcome = read_plugin_result(body)
+    if not isinstance(body.get("success"), bool):
+        assert outcome.error is not None and outcome.error.code == "invalid_output"
+    elif outcome.status == "success":
+        assert body["success"] is True and set(outcome.data) == {"text", "metadata"}
+    else:
+        assert outcome.error is not None
+        assert outcome.error.code in {"plugin_error", "invalid_output"}
+        assert body["success"] is False or outcome.error.code == "invalid_output"
