@@ -30,7 +30,8 @@ def free_port() -> int:
 
 
 class EffectServer:
-    """POST /effect performs one effect (counted); GET /health answers 200."""
+    """POST /effect performs one effect (counted) and answers a HomeClaw ``PluginResult``
+    (the plugin registers with a HomeClaw body); GET /health answers 200."""
 
     def __init__(self) -> None:
         self.effects = 0
@@ -47,7 +48,7 @@ class EffectServer:
                 with outer._lock:
                     outer.effects += 1
                     count = outer.effects
-                self._answer({"count": count})
+                self._answer({"success": True, "text": str(count), "metadata": {"count": count}})
 
             def _answer(self, body: dict[str, Any]) -> None:
                 data = json.dumps(body).encode()
@@ -77,6 +78,7 @@ def registration(server: EffectServer, plugin_id: str = "effects") -> dict[str, 
         "name": "Effects",
         "description": "Performs counted effects over HTTP.",
         "type": "http",
+        "health_check_url": f"{server.url}/health",
         "config": {"base_url": server.url, "timeout_sec": 5},
         "capabilities": [
             {"id": "effect", "name": "Effect", "description": "Performs one effect.",

@@ -53,6 +53,7 @@ def test_a_registration_refused_by_the_guard_says_why(admin: TestClient) -> None
     body = (
         '{"plugin_id": "remote", "name": "Remote", "description": "x", "type": "http",'
         ' "config": {"base_url": "http://169.254.169.254/"},'
+        ' "health_check_url": "http://169.254.169.254/health",'
         ' "capabilities": [{"id": "echo", "method": "POST", "path": "/echo"}]}'
     )
     reply = admin.post("/console/admin/plugins", data={"csrf_token": csrf_of(page), "body": body})

@@ -378,3 +378,30 @@ def test_inline_code_past_its_deadline_answers_timeout() -> None:
     assert call(executor, "busy", "spin", params={"ms": 1}, timeout_ms=1000).ok
     late = call(executor, "busy", "spin", params={"ms": 30}, timeout_ms=5)
     assert late.status == "timeout"
+
+
+def test_a_left_out_parameter_gets_its_declared_default(
+    table: Table, runtime: FunctionRuntime
+) -> None:
+    greet = Operation(
+        id="greet",
+        parameters={
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "style": {"type": "string", "default": "short"},
+                "tags": {"type": "array", "default": ["a"]},
+                "note": {"type": ["string", "null"], "default": "kept"},
+            },
+            "required": ["name"],
+        },
+    )
+    table.add(descriptor("hello", greet))
+    seen: list[dict[str, Any]] = []
+    runtime.functions[("hello", "greet")] = lambda **kw: seen.append(kw) or "ok"
+    executor = Executor(table, {"python": runtime})
+    assert call(executor, "hello", "greet", params={"name": "ana", "note": None}).status == (
+        "success"
+    )
+    # the default fills what was left out; a value given (even null) is kept
+    assert seen == [{"name": "ana", "style": "short", "tags": ["a"], "note": None}]

@@ -203,3 +203,31 @@ def test_unknown_names_get_a_suggestion_only_among_what_the_caller_may_call(
     assert "'calculator'" in known.error.message
     hidden = g.call("secret-admin-tol", "go", {}, roles=("reader",))
     assert hidden.error is not None and "secret-admin-tool" not in hidden.error.message
+
+
+def test_scheduler_enqueue_as_the_seed_writes_it(table: Table, tmp_path: Any) -> None:
+    from datetime import UTC, datetime
+
+    from plugyard.store.store import Store
+
+    def go(host: Any) -> Any:
+        return [
+            host.scheduler.enqueue("go", 1_900_000_000),  # enqueue(task, run_at)
+            host.scheduler.enqueue({"op": "sync", "kb_id": "k"}, "2030-01-01T00:00:00+00:00"),
+            host.scheduler.enqueue("go", datetime(2031, 1, 1)),
+        ]
+
+    runtime = HostRuntime()
+    table.add(descriptor("p", Operation(id="go"), host_capabilities=("scheduler",)))
+    runtime.functions[("p", "go")] = go
+    with Store.open(str(tmp_path / "s.db")) as store:
+        setup = governed(table, runtime, store=store)
+        result = setup.call("p", "go", {})
+        assert result.status == "success", result.error
+        rows = {row.id: row for row in setup.governance.feeds.all()}
+        first, second, third = (rows[job] for job in result.data)
+    assert (first.operation, first.params, first.next_run_at) == ("go", {}, 1_900_000_000.0)
+    assert (second.operation, second.params) == ("execute", {"op": "sync", "kb_id": "k"})
+    assert second.next_run_at == datetime(2030, 1, 1, tzinfo=UTC).timestamp()
+    assert third.next_run_at == datetime(2031, 1, 1, tzinfo=UTC).timestamp()
+    assert first.owner == "bob"  # run later as the caller

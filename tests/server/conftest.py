@@ -92,10 +92,10 @@ def registration(server: PluginServer, plugin_id: str = "remote", **extra: objec
         "capabilities": [
             {"id": "echo", "name": "Echo", "description": "Echoes its parameters.",
              "parameters": [{"name": "text", "type": "string"}], "method": "POST",
-             "path": "/echo"},
+             "path": "/homeclaw/run"},
             {"id": "add", "name": "Add", "description": "Adds two numbers.",
              "parameters": [{"name": "a", "type": "number"}, {"name": "b", "type": "number"}],
-             "method": "GET", "path": "/add"},
+             "method": "POST", "path": "/homeclaw/run"},
             {"id": "hang", "name": "Hang", "description": "Never answers.", "parameters": [],
              "method": "POST", "path": "/hang"},
             {"id": "garbage", "name": "Garbage", "description": "Answers garbage.",

@@ -186,7 +186,8 @@ def test_builtins_cannot_be_taken_over_or_removed_over_the_api(
     client: TestClient, admin_key: str
 ) -> None:
     body = {"plugin_id": "calculator", "name": "Evil", "description": "x", "type": "http",
-            "config": {"base_url": "http://93.184.215.14"}, "capabilities": []}  # fmt: skip
+            "config": {"base_url": "http://93.184.215.14"}, "capabilities": [],
+            "health_check_url": "http://93.184.215.14/health"}  # fmt: skip
     response = client.post("/api/plugins/register", json=body, headers=_h(admin_key))
     assert response.status_code == 409 and _code(response) == "duplicate_plugin"
     gone = client.delete("/api/v1/plugins/calculator", headers=_h(admin_key))

@@ -41,14 +41,15 @@ def test_register_call_and_reregister_idempotently(
     body = registration(plugin_server)
     first = client.post("/api/plugins/register", json=body, headers=_h(admin_key))
     assert first.status_code == 200, first.text
-    assert first.json() == {"registered": ["remote"],
+    assert first.json() == {"plugin_id": "remote", "registered": True, "plugin_ids": ["remote"],
                             "changes": [{"kind": "registered", "plugin_id": "remote"}]}  # fmt: skip
     again = client.post("/api/v1/plugins/register", json=body, headers=_h(admin_key))
-    assert again.json() == {"registered": ["remote"], "changes": []}
+    assert again.json() == {"plugin_id": "remote", "registered": True, "plugin_ids": ["remote"],
+                            "changes": []}  # fmt: skip
     echoed = _execute(client, admin_key, "echo", text="hi").json()  # type: ignore[attr-defined]
-    assert echoed["status"] == "success" and echoed["data"]["echo"] == {"text": "hi"}
+    assert echoed["status"] == "success" and echoed["data"]["metadata"]["echo"] == {"text": "hi"}
     added = _execute(client, admin_key, "add", a=2, b=3).json()  # type: ignore[attr-defined]
-    assert added["data"] == {"sum": 5.0}
+    assert added["data"]["metadata"]["sum"] == 5.0
     changed = registration(plugin_server, description="Now with a new description.")
     replaced = client.post("/api/plugins/register", json=changed, headers=_h(admin_key))
     assert replaced.json()["changes"] == [{"kind": "updated", "plugin_id": "remote"}]
@@ -115,12 +116,12 @@ def test_health_flapping_kill_and_restart(
                 own.start()  # restarted on the same port
                 assert _rounds(yard, 2) == [[], ["remote"]]
                 up = _execute(client, key, "echo", text="back")
-                assert up.json()["data"]["echo"] == {"text": "back"}  # type: ignore[attr-defined]
+                assert up.json()["data"]["metadata"]["echo"] == {"text": "back"}  # type: ignore[attr-defined]
         with Yard.from_settings(settings) as again:  # the host restarts
             found = again.registry.find("remote")
             assert found is not None and found.source == "external" and found.available
             result = asyncio.run(again.call("remote", "add", {"a": 1, "b": 1}))
-            assert result.data == {"sum": 2.0}
+            assert result.data["metadata"]["sum"] == 2.0
             assert again.unregister_external("remote") is not None
         with Yard.from_settings(settings) as third:
             assert third.registry.find("remote") is None
@@ -162,9 +163,9 @@ def test_external_registrations_are_mirrored_to_homeclaws_file_and_read_back(
         asyncio.run(first.register_external(registration(plugin_server, "remote")))
         asyncio.run(first.register_external(registration(plugin_server, "other")))
         first.unregister_external("other")
-    written = json.loads(file.read_text())
-    assert [body.get("plugin_id", body.get("id")) for body in written["plugins"]] == ["remote"]
-    assert written["plugins"][0]["health_check_url"].endswith("/health")
+    written = json.loads(file.read_text())  # HomeClaw's form: a bare list of bodies
+    assert [body.get("plugin_id", body.get("id")) for body in written] == ["remote"]
+    assert written[0]["health_check_url"].endswith("/health")
     # A HomeClaw user's file, and a store that never saw it.
     fresh = replace_db(settings, tmp_path / "second.db", file)
     with Yard.from_settings(fresh) as second:
@@ -173,10 +174,11 @@ def test_external_registrations_are_mirrored_to_homeclaws_file_and_read_back(
         assert [(e.kind, e.plugin_id) for e in events] == [("registered", "remote")]
         assert second.registry.require("remote").source == "external"
         assert asyncio.run(second.sync_external_file()) == ()  # nothing new the second time
-    file.write_text("{not json")
+    file.write_text("d" + json.dumps(written))  # a stray byte before HomeClaw's list
     with Yard.from_settings(fresh) as third, pytest.raises(ManifestError) as caught:
         asyncio.run(third.sync_external_file())
     assert caught.value.code == "manifest_syntax"
+    assert caught.value.problems[0].message.startswith("line 1 column 1 (char 0)")
 
 
 def replace_db(settings: object, db: Path, file: Path) -> object:
@@ -219,3 +221,17 @@ def test_a_serving_app_reads_the_file_at_start_and_follows_other_processes(
             client.get("/healthz")  # let the server's loop turn
         found = client.get("/api/v1/plugins/late-comer", headers=_h(key))
         assert found.status_code == 200
+
+
+def test_a_registration_without_health_check_url_is_refused(
+    client: TestClient, admin_key: str, plugin_server: PluginServer
+) -> None:
+    homeclaw = registration(plugin_server, "no-health")
+    del homeclaw["health_check_url"]
+    canonical = {"id": "no-health-either", "name": "N",
+                 "runtime": {"kind": "http", "base_url": plugin_server.url},
+                 "operations": [{"id": "echo"}]}  # fmt: skip
+    for body in (homeclaw, canonical):
+        refused = client.post("/api/plugins/register", json=body, headers=_h(admin_key))
+        assert refused.status_code == 422 and _code(refused) == "manifest_missing_field"
+    assert client.get("/api/v1/plugins/no-health", headers=_h(admin_key)).status_code == 404

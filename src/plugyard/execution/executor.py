@@ -30,7 +30,7 @@ from plugyard.execution.host import Host, make_host
 from plugyard.execution.overlay import OVERLAY, HostContext, OverlayError, split
 from plugyard.execution.payloads import MemoryPayloadStore, PayloadStore
 from plugyard.execution.result import Result
-from plugyard.execution.validation import SchemaError, Validators
+from plugyard.execution.validation import SchemaError, Validators, with_defaults
 from plugyard.manifest.model import Operation
 from plugyard.manifest.nearest import close_matches, nearest
 from plugyard.policy.base import ALLOW_ALL, AllowAll, Decision, Policy, Subject
@@ -346,6 +346,7 @@ class Executor:
             gov.dispatched = True
             if gov.params is not None:
                 params = dict(gov.params)  # with x-binding values the caller never sees
+        params = with_defaults(operation.parameters, params)
         return runtime.invoke(target, operation, params, call.context, self._host(call))
 
     async def _run_streaming(self, call: _Call) -> AsyncIterator[Progress | Outcome]:

@@ -389,11 +389,12 @@ class Governance:
         overlay: HostContext | None = None,
     ) -> Host:
         extra: dict[str, Any] = {}
-        if overlay is not None and overlay.ocr_mode and "kb" in host.capabilities:
+        bound = overlay is not None and (overlay.ocr_mode or overlay.knowledge_base_ids)
+        if overlay is not None and bound and "kb" in host.capabilities:
             with contextlib.suppress(CapabilityError):
                 kb = host.kb
                 if hasattr(kb, "with_mode"):
-                    extra["kb"] = kb.with_mode(overlay.ocr_mode)
+                    extra["kb"] = kb.with_mode(overlay.ocr_mode, overlay.knowledge_base_ids)
         if self.needs_call_services(plugin.descriptor):
             extra.update(self.call_services(plugin, context, state))
         return host.extended(extra) if extra else host

@@ -21,7 +21,8 @@ class CapabilityError(PlugyardError):
 
 
 class MemoryCache:
-    """``host.cache``: get/set with an optional time to live, per plugin."""
+    """``host.cache``: get/set with an optional time to live, per plugin (plain methods;
+    a Shu plugin awaits them through :mod:`plugyard.runtimes.python.shuhost`)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._items: dict[str, tuple[Any, float | None]] = {}
@@ -37,7 +38,12 @@ class MemoryCache:
             return default
         return value
 
-    def set(self, key: str, value: Any, ttl: float | None = None) -> None:
+    def set(
+        self, key: str, value: Any, ttl: float | None = None, *, ttl_seconds: float | None = None
+    ) -> None:
+        """``ttl`` in seconds; ``ttl_seconds`` is Shu's name for it."""
+        if ttl is None:
+            ttl = ttl_seconds
         expires = self._clock() + ttl if ttl is not None else None
         self._items[key] = (value, expires)
 

@@ -8,9 +8,11 @@ one caller. Which of them a plugin gets is decided by its manifest, in
   user → system fallback;
 - ``storage``, ``cursor``: values in the store, per plugin (``cursor`` per source);
 - ``rate_limit.limit(bucket, cost)``: a token bucket per plugin and bucket;
-- ``identity.lookup(kind)``: the caller's identities from its user context;
+- ``identity.lookup(kind)``, ``get_current_user_identity()``: the caller's identities as
+  the surface vouched for them;
 - ``audit.record(event, **detail)``: an event in the durable chain, attributed;
-- ``scheduler.enqueue(operation, params, run_at)``: a one-shot feed run as the caller;
+- ``scheduler.enqueue(operation, params, run_at)`` (or the seed's ``enqueue(task,
+  run_at)``): a one-shot feed run as the caller;
 - ``http.fetch(url, …)``: through the outbound guard, to hosts on the plugin's egress
   allowlist only.
 """
@@ -22,8 +24,9 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import msgspec
 
@@ -64,20 +67,25 @@ class Storage:
     def __init__(self, kv: KeyValueRepository, plugin_id: str, namespace: str = "storage") -> None:
         self._kv, self._plugin, self._ns = kv, plugin_id, namespace
 
-    def get(self, key: str, default: Any = None) -> Any:
-        found = self._kv.get(self._plugin, self._ns, key)
+    def get(self, key: str, default: Any = None, *, namespace: str | None = None) -> Any:
+        found = self._kv.get(self._plugin, self._ns, _spaced(key, namespace))
         return default if found is None else found
 
-    def put(self, key: str, value: Any) -> None:
-        self._kv.put(self._plugin, self._ns, key, value, time.time())
+    def put(self, key: str, value: Any, *, namespace: str | None = None) -> None:
+        self._kv.put(self._plugin, self._ns, _spaced(key, namespace), value, time.time())
 
     set = put
 
-    def delete(self, key: str) -> bool:
-        return self._kv.delete(self._plugin, self._ns, key)
+    def delete(self, key: str, *, namespace: str | None = None) -> bool:
+        return self._kv.delete(self._plugin, self._ns, _spaced(key, namespace))
 
     def keys(self) -> list[str]:
         return list(self._kv.items(self._plugin, self._ns))
+
+
+def _spaced(key: str, namespace: str | None) -> str:
+    """Shu's optional ``namespace=`` of a storage key: a prefix inside the plugin's own."""
+    return key if namespace is None else f"{namespace}/{key}"
 
 
 class Cursor:
@@ -92,6 +100,9 @@ class Cursor:
 
     def set(self, source: str, value: Any) -> None:
         self._kv.put(self._plugin, "cursor", source, value, time.time())
+
+    def delete(self, source: str = "default") -> bool:
+        return self._kv.delete(self._plugin, "cursor", source)
 
 
 class RateLimit:
@@ -143,6 +154,20 @@ class Identity:
         del value  # Shu's signature; plugyard answers from the caller's own identities
         return self._identities.get(kind)
 
+    def get_current_user_identity(self) -> dict[str, Any]:
+        """Shu's ``{user_id, email}``: the subject, and its vouched e-mail (``email``,
+        else the first ``<provider>_email``)."""
+        email = self._identities.get("email")
+        if email is None:
+            email = next(
+                (v for k, v in sorted(self._identities.items()) if k.endswith("_email")), None
+            )
+        return {"user_id": self.subject, "email": email}
+
+    def get_primary_email(self, provider: str) -> Any:
+        """Shu's name for ``lookup(f"{provider}_email")``."""
+        return self._identities.get(f"{provider}_email")
+
 
 class PluginAudit:
     """``audit.record(event, **detail)``: an event the plugin adds to the durable log."""
@@ -170,7 +195,12 @@ class PluginAudit:
 
 
 class Scheduler:
-    """``scheduler.enqueue(operation, params, run_at)``: run later, as this caller."""
+    """``scheduler.enqueue(operation, params, run_at)``: run later, as this caller.
+
+    The seed's spelling ``enqueue(task, run_at)`` is read too: a second argument that is a
+    time is ``run_at``. A task is an operation name, or a mapping — ``{"operation",
+    "params"}``, or Shu's parameters with their ``op`` (run through ``execute``). A time is
+    epoch seconds, a ``datetime`` (naive is UTC) or an ISO 8601 text."""
 
     def __init__(
         self, feeds: FeedRepository, plugin_id: str, subject: str | None, roles: tuple[str, ...]
@@ -178,8 +208,17 @@ class Scheduler:
         self._feeds, self._plugin, self._subject, self._roles = feeds, plugin_id, subject, roles
 
     def enqueue(
-        self, operation: str, params: Mapping[str, Any] | None = None, run_at: float | None = None
+        self,
+        operation: str | Mapping[str, Any],
+        params: Mapping[str, Any] | float | str | datetime | None = None,
+        run_at: float | str | datetime | None = None,
     ) -> str:
+        if not isinstance(params, Mapping) and params is not None:
+            if run_at is not None:
+                raise CapabilityError("give params as a mapping", code="invalid_request")
+            params, run_at = None, params
+        operation, params = _task(operation, params)
+        when = _moment(run_at)
         now = time.time()
         row = FeedRow(
             id="job-" + secrets.token_hex(8),
@@ -191,15 +230,56 @@ class Scheduler:
             interval_s=None,
             cron=None,
             enabled=True,
-            next_run_at=run_at if run_at is not None else now,
+            next_run_at=when if when is not None else now,
             created_at=now,
         )
         self._feeds.create(row)
         return row.id
 
 
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+
+
+def _task(
+    task: str | Mapping[str, Any], params: Mapping[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    if isinstance(task, str) and task:
+        return task, dict(params or {})
+    if isinstance(task, Mapping) and params is None:
+        if isinstance(task.get("operation"), str):
+            inner = task.get("params") or {}
+            if isinstance(inner, Mapping):
+                return task["operation"], dict(inner)
+        elif isinstance(task.get("op"), str):
+            return "execute", dict(task)  # Shu: one entry, the op among the parameters
+    raise CapabilityError(
+        "a task is an operation name, {'operation', 'params'} or parameters with an 'op'",
+        code="invalid_request",
+    )
+
+
+def _moment(value: float | str | datetime | None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return moment.timestamp()
+    if isinstance(value, str):
+        try:
+            return _moment(datetime.fromisoformat(value))
+        except ValueError:
+            pass
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    raise CapabilityError(f"run_at {value!r} is not a time", code="invalid_request")
+
+
 class Http:
-    """``http.fetch(url, method=…, json=…, headers=…)`` → ``{status, headers, body}``."""
+    """``http.fetch(url, method=…, json=…, headers=…)`` → ``{status, headers, body}``.
+
+    Shu's order is accepted too: ``fetch("GET", url, params=…, json=…, headers=…,
+    timeout=…)`` (an HTTP method first, then a URL); ``params`` becomes the query string.
+    The answer carries Shu's ``status_code`` beside ``status``."""
 
     def __init__(
         self, client: Any, plugin_id: str, allow_hosts: Callable[[], tuple[str, ...]]
@@ -215,7 +295,17 @@ class Http:
         json: Any = None,
         headers: Mapping[str, str] | None = None,
         timeout_s: float = 30.0,
+        params: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
+        if url.upper() in _METHODS and method.upper() not in _METHODS:
+            url, method = method, url  # Shu's fetch(method, url)
+        if params:
+            url += ("&" if urlsplit(url).query else "?") + urlencode(
+                [(k, str(v)) for k, v in params.items() if v is not None]
+            )
+        if timeout is not None:
+            timeout_s = timeout
         host = (urlsplit(url).hostname or "").lower()
         if urlsplit(url).scheme not in {"http", "https"} or not any(
             wildcard_match(host, pattern.lower()) for pattern in self._allow()
@@ -230,6 +320,7 @@ class Http:
         )
         return {
             "status": reply.status,
+            "status_code": reply.status,
             "headers": dict(reply.headers),
             "body": reply.body.decode("utf-8", "replace"),
         }

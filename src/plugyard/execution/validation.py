@@ -8,7 +8,8 @@ the network: remote ``$ref`` resolution is refused.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import copy
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,3 +80,16 @@ class Validators:
 
     def clear(self) -> None:
         self._cache.clear()
+
+
+def with_defaults(schema: Mapping[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with every top-level property the caller left out that declares a
+    ``default`` set to (a copy of) it — what the manifest promises the plugin receives
+    instead of nothing. Given values, even ``null``, are never replaced."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return params
+    for name, prop in properties.items():
+        if name not in params and isinstance(prop, Mapping) and "default" in prop:
+            params[name] = copy.deepcopy(prop["default"])
+    return params

@@ -20,6 +20,11 @@ from plugyard.kb.cancel import Cancel
 from plugyard.kb.errors import KnowledgeError
 from plugyard.kb.records import attributes_of, email_record, text_record
 from plugyard.kb.service import KnowledgeBase
+from plugyard.store.kb import ObjectRow
+
+#: Shu's page size of field searches.
+PAGE_SIZE = 20
+_OPERATORS = ("eq", "contains", "icontains", "has_key", "has_any")
 
 _T = TypeVar("_T")
 
@@ -35,13 +40,116 @@ async def stoppable(work: Callable[[Cancel], _T]) -> _T:
 
 
 class KbHost:
-    """``host.kb``: Shu's ingestion calls."""
+    """``host.kb``: Shu's ingestion calls, and Shu's field searches over the knowledge
+    bases the call is bound to (``params.__host.kb.knowledge_base_ids``, as Shu binds
+    them) — each still only if this plugin may read it."""
 
-    def __init__(self, kb: KnowledgeBase, plugin_id: str, ocr_mode: str | None = None) -> None:
-        self._kb, self._plugin, self.ocr_mode = kb, plugin_id, ocr_mode
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        plugin_id: str,
+        ocr_mode: str | None = None,
+        bound: tuple[str, ...] = (),
+    ) -> None:
+        self._kb, self._plugin, self.ocr_mode, self._bound = kb, plugin_id, ocr_mode, bound
 
-    def with_mode(self, ocr_mode: str | None) -> KbHost:
-        return KbHost(self._kb, self._plugin, ocr_mode)
+    def with_mode(self, ocr_mode: str | None, bound: tuple[str, ...] = ()) -> KbHost:
+        return KbHost(self._kb, self._plugin, ocr_mode, bound)
+
+    async def upsert_knowledge_object(self, knowledge_base_id: str, ko: Mapping[str, Any]) -> str:
+        """Shu's knowledge object (``type``, ``external_id``, ``title``, ``content``,
+        ``attributes``) stored as a text record; its ``ko_id``."""
+        if not isinstance(ko, Mapping):
+            raise KnowledgeError("the knowledge object is a mapping", code="invalid_request")
+        attributes = dict(attributes_of(ko.get("attributes")))
+        if isinstance(ko.get("type"), str):
+            attributes.setdefault("type", ko["type"])
+        record = text_record(
+            "text", ko.get("external_id"), ko.get("title"), ko.get("content"),
+            ko.get("source_url"), attributes,
+        )  # fmt: skip
+        done = await asyncio.to_thread(
+            self._kb.ingest_record, self._plugin, knowledge_base_id, record
+        )
+        return str(done["ko_id"])
+
+    async def search_chunks(
+        self,
+        field: str,
+        operator: str,
+        value: Any,
+        page: int = 1,
+        sort_order: str = "asc",
+    ) -> dict[str, Any]:
+        """Shu's field search over chunks (``content``, or an attribute of the object)."""
+        return await asyncio.to_thread(
+            self._field_search, "chunks", field, operator, value, page, sort_order
+        )
+
+    async def search_documents(
+        self,
+        field: str,
+        operator: str,
+        value: Any,
+        page: int = 1,
+        sort_order: str = "asc",
+    ) -> dict[str, Any]:
+        """Shu's field search over documents (``title``, ``content``, or an attribute)."""
+        return await asyncio.to_thread(
+            self._field_search, "documents", field, operator, value, page, sort_order
+        )
+
+    async def get_document(self, document_id: str) -> dict[str, Any] | None:
+        """One document of the bound knowledge bases, by its ``document_id``."""
+        if not self._bound:
+            return _unbound()
+        for kb_id in self._bound:
+            self._kb.readable(kb_id, self._plugin)
+            for row in self._kb.repository.objects(kb_id):
+                if row.document_id == document_id:
+                    return await asyncio.to_thread(
+                        reading.get, self._kb, self._plugin, kb_id, row.ko_id
+                    )
+        return None
+
+    def _field_search(
+        self, kind: str, field: str, operator: str, value: Any, page: int, order: str
+    ) -> dict[str, Any]:
+        if not self._bound:
+            return _unbound()
+        if operator not in _OPERATORS:
+            message = f"the operator is one of {', '.join(_OPERATORS)}"
+            raise KnowledgeError(message, code="invalid_request", field="operator")
+        found: list[tuple[Any, dict[str, Any]]] = []
+        for kb_id in self._bound:
+            self._kb.readable(kb_id, self._plugin)
+            rows = self._kb.repository.objects(kb_id)
+            if kind == "documents":
+                for row in rows:
+                    text = "".join(c.text for c in self._kb.repository.chunks(kb_id, row.ko_id))
+                    fields = {"title": row.title, "content": text}
+                    have = fields.get(field, row.attributes.get(field))
+                    if _holds(have, operator, value):
+                        found.append((have, _document(row)))
+                continue
+            objects = {row.ko_id: row for row in rows}
+            for chunk in self._kb.repository.chunks(kb_id):
+                owner = objects.get(chunk.ko_id)
+                if owner is None:
+                    continue
+                have = chunk.text if field == "content" else owner.attributes.get(field)
+                if _holds(have, operator, value):
+                    found.append((have, {**_document(owner), "chunk_index": chunk.index,
+                                         "content": chunk.text}))  # fmt: skip
+        found.sort(key=lambda item: str(item[0]), reverse=str(order).lower() == "desc")
+        page = max(int(page), 1)
+        window = found[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+        return {
+            "results": [item for _, item in window],
+            "total_results": len(found),
+            "page": page,
+            "page_size": PAGE_SIZE,
+        }
 
     async def ingest_document(
         self,
@@ -153,6 +261,42 @@ class KbHost:
         raise KnowledgeError(
             "give file_bytes, message_id, thread_id or content", code="invalid_request"
         )
+
+
+def _unbound() -> dict[str, Any]:
+    """Shu's own answer when a search names no knowledge base."""
+    message = "No knowledge bases are bound to this execution context."
+    return {"status": "error", "error": {"code": "no_knowledge_bases", "message": message}}
+
+
+def _holds(have: Any, operator: str, value: Any) -> bool:
+    if have is None:
+        return False
+    if operator == "eq":
+        return bool(have == value)
+    if operator == "has_key":
+        return isinstance(have, Mapping) and value in have
+    wanted = value if isinstance(value, list) else [value]
+    if operator == "has_any":
+        return isinstance(have, list) and any(v in have for v in wanted)
+    if isinstance(have, list):
+        return all(v in have for v in wanted)
+    if not isinstance(have, str) or not isinstance(value, str):
+        return False
+    if operator == "icontains":
+        return value.lower() in have.lower()
+    return value in have
+
+
+def _document(row: ObjectRow) -> dict[str, Any]:
+    return {
+        "document_id": row.document_id,
+        "knowledge_base_id": row.kb_id,
+        "ko_id": row.ko_id,
+        "title": row.title,
+        "attributes": dict(row.attributes),
+        "word_count": row.word_count,
+    }
 
 
 class QueryHost:

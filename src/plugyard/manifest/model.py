@@ -27,7 +27,7 @@ OperationKind = Literal["call", "action"]
 #: Names this model's validation: the digest of its JSON schema (a test holds it to the
 #: schema; change it too when a validator changes what the model accepts). A stored
 #: descriptor written under this stamp was validated by this model when it was written.
-DESCRIPTOR_STAMP = "1f5a7329959cb8f9"
+DESCRIPTOR_STAMP = "4dafb7ebeff0fca0"
 
 #: The placement capability that puts a plugin under every capability section.
 ALL_CAPABILITIES = "ALL"
@@ -156,6 +156,10 @@ class HttpRuntime(_Model):
     health_check_url: str | None = None
     timeout_s: float | None = None
     config: dict[str, JsonValue] = Field(default_factory=dict)
+    #: What travels: ``params`` posts the bare parameters and reads any JSON back;
+    #: ``homeclaw`` posts HomeClaw's ``PluginRequest`` and reads its ``PluginResult``
+    #: (what HomeClaw's own external plugins speak; the HomeClaw dialect sets it).
+    envelope: Literal["params", "homeclaw"] = "params"
 
 
 class McpRuntime(_Model):

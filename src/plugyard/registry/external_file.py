@@ -9,9 +9,11 @@ mirror in both directions:
   registered — through the same checks as the API (outbound guard, runtime);
 - every registration or removal through plugyard rewrites the file from the store.
 
-The file is ``{"plugins": [<HomeClaw registration body>, …]}``; a bare list of bodies
-is read too. It is written whole, to a temporary file renamed over the old one, so a
-reader never sees half of it.
+The file is HomeClaw's own form, a bare list of registration bodies (HomeClaw's loader
+reads nothing else); ``{"plugins": [...]}``, which earlier versions wrote, is read too.
+A file that does not parse is refused whole, with the position of the fault (a stray
+byte before the list is a common one). It is written whole, to a temporary file renamed
+over the old one, so a reader never sees half of it.
 """
 
 from __future__ import annotations
@@ -41,11 +43,16 @@ def read_bodies(path: Path) -> list[Any]:
         return []
     try:
         data = json.loads(text)
-    except ValueError as exc:
-        raise ManifestError([Problem("manifest_syntax", "", str(exc))], path=str(path)) from None
+    except json.JSONDecodeError as exc:
+        found = repr(exc.doc[exc.pos]) if exc.pos < len(exc.doc) else "the end"
+        message = (
+            f"line {exc.lineno} column {exc.colno} (char {exc.pos}): {exc.msg} "
+            f"({found} there); nothing of the file was read"
+        )
+        raise ManifestError([Problem("manifest_syntax", "", message)], path=str(path)) from None
     bodies = data.get("plugins") if isinstance(data, dict) else data
     if not isinstance(bodies, list):
-        problem = Problem("manifest_invalid_value", "", "expected {'plugins': [...]} or a list")
+        problem = Problem("manifest_invalid_value", "", "expected a list of registrations")
         raise ManifestError([problem], path=str(path))
     return bodies
 
@@ -57,7 +64,7 @@ def write(path: Path, plugins: Iterable[RegisteredPlugin]) -> None:
     fd, temporary = tempfile.mkstemp(prefix=".external_plugins.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump({"plugins": bodies}, out, indent=2, ensure_ascii=False)
+            json.dump(bodies, out, indent=2, ensure_ascii=False)
             out.write("\n")
             out.flush()
             os.fsync(out.fileno())

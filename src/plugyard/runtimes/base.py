@@ -64,24 +64,45 @@ class CallContext:
     #: a flow's model bridge, its logger); never sent to a wrapper.
     callbacks: Mapping[str, Any] = field(default_factory=dict)
 
-    def as_plugin_context(self, *, wire: bool = False) -> dict[str, Any]:
-        """The plain mapping handed to plugin code as ``context``; ``wire`` leaves out
-        the callbacks, for a context that is sent as JSON."""
-        context = {
-            "request_id": self.request_id,
-            "subject": self.subject,
-            "roles": list(self.roles),
-            "user_context": dict(self.user_context),
-            "idempotency_key": self.idempotency_key,
-            "debug": self.debug,
-            "budgets": dict(self.budgets),
-            "session": dict(self.session),
-        }
+    def as_plugin_context(self, *, wire: bool = False) -> PluginContext:
+        """The mapping handed to plugin code as ``context``; ``wire`` leaves out the
+        callbacks, for a context that is sent as JSON."""
+        context = PluginContext(
+            {
+                "request_id": self.request_id,
+                "subject": self.subject,
+                "roles": list(self.roles),
+                "user_context": dict(self.user_context),
+                "idempotency_key": self.idempotency_key,
+                "debug": self.debug,
+                "budgets": dict(self.budgets),
+                "session": dict(self.session),
+            }
+        )
         if self.extra:
             context.update({k: v for k, v in self.extra.items() if k not in context})
         if self.callbacks and not wire:
             context.update({k: v for k, v in self.callbacks.items() if k not in _OWN})
         return context
+
+
+class PluginContext(dict[str, Any]):
+    """A plugin's ``context``: a plain mapping, whose members read as attributes too —
+    as Shu's ``ExecuteContext`` is read (``context.user_id``, the authenticated subject;
+    ``context.agent_key``, none here). A member it lacks is an ``AttributeError``, so
+    ``getattr(context, name, default)`` works as on Shu's object."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "user_id":
+            return self.get("subject")
+        if name == "agent_key":
+            return self.get("agent_key")
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 #: The members of a plugin context that neither ``extra`` nor ``callbacks`` may replace.

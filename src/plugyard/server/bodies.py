@@ -138,7 +138,11 @@ class RegistryChange(BaseModel):
 
 
 class Registration(BaseModel):
-    registered: list[str]
+    plugin_id: str | None = Field(
+        description="The plugin registered, as HomeClaw answers (null for a batch)."
+    )
+    registered: bool = Field(description="HomeClaw's flag: true once stored.")
+    plugin_ids: list[str]
     changes: list[RegistryChange]
 
 

@@ -311,10 +311,14 @@ def test_health_check_url_of_an_inline_plugin_is_kept_in_x() -> None:
     assert ("ignored_field", "/health_check_url") in warnings(document)
 
 
-def test_registration_without_health_check_url_warns() -> None:
+def test_registration_without_health_check_url_is_refused() -> None:
     doc = body()
     del doc["health_check_url"]
-    assert ("missing_health_check_url", "/health_check_url") in warnings(read(doc))
+    with pytest.raises(ManifestError) as caught:
+        read(doc)
+    assert [(p.code, p.pointer) for p in caught.value.problems] == [
+        ("manifest_missing_field", "/health_check_url")
+    ]
 
 
 @pytest.mark.parametrize(

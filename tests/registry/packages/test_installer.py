@@ -164,3 +164,21 @@ def test_an_archive_file_over_the_cap_is_refused_before_it_is_read(tmp_path: Pat
         installer.install(archive)
     assert caught.value.reason == "too_large"
     assert leftovers(installer) == []
+
+
+def test_a_zip_in_shus_installer_layout_installs(installer: Installer) -> None:
+    # Shu's installer takes the plugin inside one top-level folder (a zipped plugin folder).
+    wrapped = {f"greeter/{name}": text for name, text in shu_files().items()}
+    package = installer.install(build(wrapped))
+    assert package.plugins == ("greeter",)
+    assert (package.files / "manifest.yaml").is_file()
+    assert (package.files / "greeter_pkg" / "plugin.py").is_file()
+    assert leftovers(installer) == ["greeter"]
+
+
+def test_a_top_folder_beside_other_files_is_not_lifted(installer: Installer) -> None:
+    wrapped = {f"greeter/{name}": text for name, text in shu_files().items()}
+    with pytest.raises(PackageError) as caught:
+        installer.install(build({**wrapped, "README.md": "hi\n"}))
+    assert (caught.value.code, caught.value.reason) == ("package_invalid", "no_manifest")
+    assert leftovers(installer) == []

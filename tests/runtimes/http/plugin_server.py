@@ -6,6 +6,14 @@ Routes: ``GET /health`` (answers 503 while unhealthy), ``POST /control`` (set
 /envelope`` (a Shu result envelope), ``POST /fail`` (HTTP 500), ``POST /garbage`` (a
 body that says JSON and is not), ``POST /text`` (text/plain), ``POST /hang`` (never
 answers), ``POST /big`` (5 MiB), ``GET /redirect?to=URL`` (302 there).
+
+HomeClaw's convention (a ``PluginRequest`` in, a ``PluginResult`` out), as HomeClaw's
+time plugin answers it: ``POST /homeclaw/run`` dispatches on ``capability_id``
+(``list_timezones``; ``echo`` and ``add``, whose answer is also in ``metadata``;
+anything else tells the time zone asked for in ``capability_parameters``) and puts the
+request it got in ``metadata``;
+``POST /homeclaw/refuse`` answers ``success: false``; ``POST /homeclaw/bare`` answers
+a result without ``success``.
 """
 
 from __future__ import annotations
@@ -71,6 +79,27 @@ class Handler(BaseHTTPRequestHandler):
             self._json({"echo": body, "request_id": self.headers.get("X-Plugyard-Request-Id")})
         elif path == "/envelope":
             self._json({"status": "success", "data": {"got": body}, "cost": {"api_calls": 1}})
+        elif path == "/homeclaw/run":
+            assert isinstance(body, dict)
+            params = body.get("capability_parameters") or {}
+            capability = body.get("capability_id")
+            metadata: dict[str, object] = {"request": body}
+            if capability == "list_timezones":
+                text = "Common timezones: UTC, Asia/Tokyo"
+            elif capability == "echo":
+                text, metadata["echo"] = json.dumps(params), params
+            elif capability == "add":
+                metadata["sum"] = float(params["a"]) + float(params["b"])
+                text = str(metadata["sum"])
+            else:
+                text = f"12:00:00 ({params.get('timezone') or 'UTC'}, {params.get('format')})"
+            self._json({"request_id": body.get("request_id"), "plugin_id": body.get("plugin_id"),
+                        "success": True, "text": text, "error": None,
+                        "metadata": metadata})  # fmt: skip
+        elif path == "/homeclaw/refuse":
+            self._json({"success": False, "text": "", "error": "no such city", "metadata": {}})
+        elif path == "/homeclaw/bare":
+            self._json({"text": "it is noon", "metadata": {}})
         elif path == "/fail":
             self._json({"error": "boom"}, 500)
         elif path == "/garbage":

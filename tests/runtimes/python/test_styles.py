@@ -206,6 +206,32 @@ def test_describe_takes_schemas_and_permissions_from_a_shu_class(
     assert refined.permissions == ("plugin:shu_demo",)
 
 
+PER_OP = """
+    class PerOp:
+        def get_schema(self):
+            return {"type": "object", "properties": {"query": {"type": "string"}},
+                    "required": ["query"], "additionalProperties": False}
+
+        async def execute(self, params, context, host):
+            return {"op": params["op"], "query": params["query"]}
+"""
+
+
+def test_the_op_member_shus_executor_adds_is_declared(
+    tmp_path: Path, runtime: InProcessRuntime
+) -> None:
+    manifest = SHU_MANIFEST.replace("demo_pkg.plugin:DemoPlugin", "demo_pkg.plugin:PerOp")
+    folder = write(tmp_path, {"manifest.yaml": manifest, "demo_pkg/__init__.py": "",
+                              "demo_pkg/plugin.py": PER_OP})  # fmt: skip
+    refined = runtime.describe(target(folder, "manifest.yaml"))
+    assert refined is not None
+    parameters = refined.operations[0].parameters
+    assert parameters["properties"]["op"] == {"type": "string"}
+    assert parameters["required"] == ["query"]  # a plugyard caller may leave it out
+    outcome = call(runtime, target(folder, "manifest.yaml"), "execute", op="find", query="q")
+    assert outcome.data == {"op": "find", "query": "q"}
+
+
 MRP_JSON = """
     {"id": "kb-demo", "type": "kb-plugin", "description": "A demo retriever.",
      "plannerHints": {"expectedLatencyMs": 1}}

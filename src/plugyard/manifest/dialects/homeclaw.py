@@ -84,7 +84,12 @@ class HomeClawDialect:
         health = ctx.text(data.get("health_check_url"), "/health_check_url")
         if kind in ("http", "mcp"):
             if health is None and registration:
-                ctx.warn("missing_health_check_url", "/health_check_url", "cannot be checked")
+                # HomeClaw's Core refuses such a body too (seed §3.1).
+                ctx.error(
+                    "manifest_missing_field",
+                    "/health_check_url",
+                    "an external registration must give health_check_url",
+                )
         elif health is not None:
             ctx.keep("/health_check_url", data["health_check_url"])
             ctx.warn("ignored_field", "/health_check_url", f"a {kind} plugin is not checked")
@@ -129,8 +134,11 @@ class HomeClawDialect:
 
     def write(self, plugin: PluginDescriptor) -> dict[str, Any]:
         kind, config = write_settings(plugin)
-        external = plugin.source == "external"
-        doc: dict[str, Any] = {"plugin_id" if external else "id": plugin.id, "name": plugin.name}
+        health = getattr(plugin.runtime, "health_check_url", None)
+        # A registration body (plugin_id) must carry health_check_url; a plugin.yaml need not.
+        registration = plugin.source == "external" and health is not None
+        doc: dict[str, Any] = {"plugin_id" if registration else "id": plugin.id,
+                               "name": plugin.name}  # fmt: skip
         if plugin.description:
             doc["description"] = plugin.description
         if plugin.description_long is not None:
@@ -139,7 +147,6 @@ class HomeClawDialect:
             doc["examples"] = list(plugin.examples)
         if plugin.source is not None and plugin.source != _inferred_source(kind or "inline"):
             doc["source"] = plugin.source
-        health = getattr(plugin.runtime, "health_check_url", None)
         if health is not None:
             doc["health_check_url"] = health
         if kind is not None:

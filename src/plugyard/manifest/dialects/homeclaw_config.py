@@ -114,6 +114,7 @@ def build_runtime(
             "health_check_url": health,
             "timeout_s": timeout,
             "config": values,
+            "envelope": "homeclaw",
         }
         return runtime, {}
     if kind == "subprocess":

@@ -155,6 +155,7 @@ class Installer:
             files = staging / FILES
             files.mkdir()
             extract(archive, files, self.limits)  # checks the archive's size first
+            _lift_single_folder(files)
             digest = hashlib.sha256(archive if isinstance(archive, bytes) else archive.read_bytes())
             plugins = _plugins(files, trust)
             chosen = name or plugins[0]
@@ -308,6 +309,21 @@ def _clear_if_abandoned(lock: Path) -> int:
         return 1
     finally:
         os.close(fd)
+
+
+def _lift_single_folder(files: Path) -> None:
+    """Shu's installer layout — the plugin inside one top-level folder (what zipping a
+    plugin folder gives) — becomes the package itself: the folder's content moves up.
+    Anything else is left as it is for :func:`_plugins` to judge."""
+    if manifest_of(files) is not None:
+        return
+    entries = list(files.iterdir())
+    if len(entries) != 1 or not entries[0].is_dir() or manifest_of(entries[0]) is None:
+        return
+    lifted = files.with_name(files.name + ".lifted")
+    entries[0].rename(lifted)
+    files.rmdir()
+    lifted.rename(files)
 
 
 def _plugins(files: Path, trust: Trust) -> list[str]:

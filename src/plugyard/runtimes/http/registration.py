@@ -2,9 +2,10 @@
 
 Over the API only ``http`` plugins may register: a ``subprocess`` or ``mcp`` (stdio)
 registration would be a request to run a command on this host. Every URL of the
-registration (``base_url``, ``health_check_url``) must be an http(s) URL whose host does
-not resolve where the outbound guard refuses to connect. All plugins of a registration
-are checked before any is registered, so a refusal leaves nothing half-registered.
+registration (``base_url``, and ``health_check_url``, which is required) must be an
+http(s) URL whose host does not resolve where the outbound guard refuses to connect.
+All plugins of a registration are checked before any is registered, so a refusal leaves
+nothing half-registered.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from plugyard.runtimes.outbound.guard import OutboundError, OutboundGuard
 
 
 async def check_registration(descriptors: Sequence[PluginDescriptor], guard: OutboundGuard) -> None:
-    """Raise ``manifest_invalid_value`` (not an http plugin), ``invalid_request`` (a URL
+    """Raise ``manifest_invalid_value`` (not an http plugin), ``manifest_missing_field``
+    (no ``health_check_url``), ``invalid_request`` (a URL
     that is not one) or ``outbound_blocked`` (a URL pointing where it must not)."""
     for index, descriptor in enumerate(descriptors):
         runtime = descriptor.runtime
@@ -30,6 +32,18 @@ async def check_registration(descriptors: Sequence[PluginDescriptor], guard: Out
                         "/type",
                         f"plugin {descriptor.id!r} has runtime {runtime.kind!r}; only http "
                         "plugins may register over the API",
+                        index,
+                    )
+                ]
+            )
+        if runtime.health_check_url is None:
+            raise ManifestError(
+                [
+                    Problem(
+                        "manifest_missing_field",
+                        "/health_check_url",
+                        f"plugin {descriptor.id!r}: an external registration must give "
+                        "health_check_url",
                         index,
                     )
                 ]

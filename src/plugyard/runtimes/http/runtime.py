@@ -9,6 +9,9 @@ relative to it, so ``base_url`` ``http://h:3100/v1`` and path ``/post`` call
 ``timeout_sec``) inside the executor's own; the response is capped at the plugin's
 ``config.max_response_bytes`` or the client's default.
 
+A plugin read from a HomeClaw document (``envelope: homeclaw``) is always posted
+HomeClaw's ``PluginRequest`` and answers a ``PluginResult`` (:mod:`.homeclaw`).
+
 What comes back: a JSON object shaped as a result envelope (Shu ``ToolResult``) is read
 as one; any other JSON is the data; ``text/*`` is ``{"text": ...}``. A status other than
 2xx is ``plugin_error`` (with the status and the start of the body); a body that is not
@@ -24,6 +27,7 @@ import msgspec
 
 from plugyard.manifest.model import HttpRuntime, Operation
 from plugyard.runtimes.base import Answer, CallContext, ErrorInfo, Outcome, Target
+from plugyard.runtimes.http.homeclaw import plugin_request, read_plugin_result
 from plugyard.runtimes.outbound.client import OutboundClient, Reply, query_pairs
 from plugyard.runtimes.outbound.guard import SCHEMES, OutboundError
 from plugyard.runtimes.python.coerce import to_outcome
@@ -68,8 +72,11 @@ class HttpPluginRuntime:
             "X-Plugyard-Plugin": target.descriptor.id,
             "X-Plugyard-Operation": operation.id,
         }
+        homeclaw = runtime.envelope == "homeclaw"
+        if homeclaw:
+            params = plugin_request(target.descriptor.id, operation.id, params, context)
         try:
-            if method in QUERY_METHODS:
+            if method in QUERY_METHODS and not homeclaw:
                 reply = await self.client.request(
                     method,
                     url,
@@ -90,6 +97,8 @@ class HttpPluginRuntime:
         except OutboundError as exc:
             status = "timeout" if exc.code == "timeout" else "error"
             return Outcome(status=status, error=ErrorInfo(exc.code, exc.message, exc.details))
+        if homeclaw:
+            return read_homeclaw_reply(reply)
         return read_reply(reply)
 
 
@@ -141,6 +150,18 @@ def read_reply(reply: Reply) -> Outcome:
         except UnicodeDecodeError:
             return _failure("invalid_output", "the plugin's text is not UTF-8")
     return _failure("invalid_output", f"the plugin answered {kind!r}, not JSON or text")
+
+
+def read_homeclaw_reply(reply: Reply) -> Outcome:
+    """A HomeClaw plugin's answer: a non-2xx status as :func:`read_reply` reads it, any
+    other body a ``PluginResult`` (module :mod:`.homeclaw`)."""
+    if not 200 <= reply.status < 300:
+        return read_reply(reply)
+    try:
+        value = _decode(reply.body)
+    except msgspec.DecodeError as exc:
+        return _failure("invalid_output", f"the plugin's PluginResult does not parse: {exc}")
+    return read_plugin_result(value)
 
 
 def _timeout(runtime: HttpRuntime) -> float:

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 from plugyard.runtimes.base import Answer, CallContext, Outcome, Progress
 from plugyard.runtimes.python.coerce import crashed, failure, to_outcome, to_progress
 from plugyard.runtimes.python.handler import Handler
+from plugyard.runtimes.python.shuhost import ShuHost
 
 _NOTHING: Any = object()
 
@@ -41,6 +42,8 @@ def arguments(
     config: Mapping[str, Any],
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The positional and keyword arguments of one call."""
+    if handler.style == "execute" and host is not None:
+        host = ShuHost(host)  # Shu's execute() is written against Shu's host
     if handler.style != "keywords":
         return (params, context.as_plugin_context(), host)[: handler.positional], {}
     if handler.accepts is not None and not params.keys() <= handler.accepts:

@@ -6,7 +6,9 @@ The manifest stays the contract: a field it sets is kept. What the code adds:
   parameters, output schema and output description when the manifest leaves them at
   their defaults, and ``streaming`` when the function is an async generator;
 - a Shu plugin class: ``get_schema()`` replaces the parameters a Shu manifest can only
-  guess (none, or the ``op`` examples), ``get_output_schema()`` gives the output schema,
+  guess (none, or the ``op`` examples) — with the ``op`` member Shu's executor adds when
+  the manifest names operations and the schema lacks it —, ``get_output_schema()``
+  gives the output schema,
   ``requires_permission()`` the permissions, ``list_actions()`` one operation of kind
   ``action`` per action (:mod:`.actions`).
 
@@ -83,7 +85,9 @@ def _from_shu(op: Operation, owner: Any) -> Operation:
     found: dict[str, Any] = {}
     parameters = _ask(owner, "get_schema")
     if isinstance(parameters, dict) and _guessed(op.parameters):
-        found["parameters"] = parameters
+        guessed = op.parameters.get("properties")
+        multi = isinstance(guessed, dict) and "op" in guessed  # the manifest names its ops
+        found["parameters"] = _with_op(parameters) if multi else parameters
     output = _ask(owner, "get_output_schema")
     if isinstance(output, dict) and op.output_schema is None:
         found["output_schema"] = output
@@ -95,6 +99,17 @@ def _from_shu(op: Operation, owner: Any) -> Operation:
         return Operation.model_validate({**op.model_dump(), **found}, strict=False)
     except ValidationError:
         return op
+
+
+def _with_op(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema with the ``op`` member Shu's executor adds to a plugin's schema before
+    it validates: a schema written per operation omits it, and one that allows no other
+    property would refuse the ``op`` a Shu caller always sends. Not required here: a
+    plugyard caller of a single-entry plugin may leave it out."""
+    properties = schema.get("properties")
+    if schema.get("type") != "object" or not isinstance(properties, dict) or "op" in properties:
+        return schema
+    return {**schema, "properties": {**properties, "op": {"type": "string"}}}
 
 
 def _merged(op: Operation, code: dict[str, Any]) -> Operation:

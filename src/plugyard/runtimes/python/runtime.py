@@ -21,6 +21,7 @@ from plugyard.runtimes.python.calling import BadParameters, arguments, run
 from plugyard.runtimes.python.coerce import failure
 from plugyard.runtimes.python.decorator import definition_of
 from plugyard.runtimes.python.describe import refine
+from plugyard.runtimes.python.homeclaw_core import HOMECLAW_PACKAGES, core_needs
 from plugyard.runtimes.python.loader import LoadError, load, private_prefix, purge
 
 _Key = tuple[str, str, str | None, str]
@@ -136,8 +137,28 @@ class InProcessRuntime:
             return bind(root, descriptor)
         except (LoadError, BindError) as exc:
             return str(exc)
+        except ModuleNotFoundError as exc:
+            needs = _homeclaw_core(exc, target)
+            return needs or f"cannot load the plugin's code: {type(exc).__name__}: {exc}"
         except (Exception, SystemExit) as exc:  # the plugin's own code failed to import
             return f"cannot load the plugin's code: {type(exc).__name__}: {exc}"
+
+
+def _homeclaw_core(exc: ModuleNotFoundError, target: Target) -> str | None:
+    """A HomeClaw built-in that misses HomeClaw's own modules: what it needs of them."""
+    if (exc.name or "").split(".")[0] not in HOMECLAW_PACKAGES:
+        return None
+    try:
+        folder = _folder(target.location)
+    except LoadError:
+        return None
+    if folder is None:
+        return None
+    for source in sorted(folder.glob("*.py")):
+        needs = core_needs(source)
+        if needs is not None:
+            return f"{needs} ({source.name})"
+    return None
 
 
 def _key(target: Target) -> _Key:

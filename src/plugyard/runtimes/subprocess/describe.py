@@ -6,7 +6,8 @@ afterwards, whatever happened. A sandboxed wrapper describes itself in a confine
 its own, like any worker: a fork bomb elsewhere cannot make it fail. A wrapper that
 answers ``describe`` with an error does not describe itself (allowed); one that answers
 with garbage, or with a plugin whose id or operations disagree with its manifest, is a
-liar and stays unavailable.
+liar and stays unavailable. One that exits before it answers is refused with the end of
+its stderr (an import the sandbox forbids, a missing module: the wrapper's own words).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from __future__ import annotations
 import os
 import selectors
 import subprocess
+import tempfile
 import time
-from typing import Any
+from typing import IO, Any
 
 from plugyard.errors import ManifestError
 from plugyard.manifest.load import load_data
@@ -30,6 +32,8 @@ DESCRIBE_TIMEOUT_S = 15.0
 #: A wrapper whose code cannot even load says so (plugyard's Node host does): it is not
 #: a wrapper that merely does not describe itself.
 LOAD_FAILED = "plugin_load_failed"
+#: How much of a wrapper's stderr a refusal quotes (its end: where the error is).
+STDERR_TAIL = 2048
 
 
 class DescribeError(Exception):
@@ -49,7 +53,9 @@ def describe(spec: WrapperSpec, settings: SubprocessSettings, timeout_s: float) 
     except OSError as exc:
         raise DescribeError("plugin_unavailable", f"no sandbox to start in: {exc}") from None
     try:
-        return _ask(spec, settings, confinement, env, deadline)
+        # A file, not a pipe: a wrapper that writes much to stderr can never block on it.
+        with tempfile.TemporaryFile() as errors:
+            return _ask(spec, settings, confinement, env, deadline, errors)
     finally:
         if confinement is not None:
             confinement.release()
@@ -61,13 +67,14 @@ def _ask(
     confinement: Confinement | None,
     env: dict[str, str],
     deadline: float,
+    errors: IO[bytes],
 ) -> Any | None:
     try:
         proc = subprocess.Popen(
             spec.launch(settings.limits, confinement),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=errors,
             env=env,
             cwd=None if spec.sandbox else spec.cwd,
             start_new_session=True,
@@ -97,7 +104,10 @@ def _ask(
                 if message.error is not None and message.error.code == LOAD_FAILED:
                     raise DescribeError(LOAD_FAILED, message.error.message)
                 return None if message.error is not None else message.result
-        raise DescribeError("plugin_error", "the wrapper closed stdout before describing")
+        proc.wait()  # its stderr is complete once it has exited
+        raise DescribeError(
+            "plugin_error", "the wrapper closed stdout before describing" + _stderr(errors)
+        )
     finally:
         if confinement is not None:
             confinement.kill()
@@ -134,6 +144,17 @@ def check_description(
             f"describe lists operations {sorted(described)}; the manifest {sorted(declared)}",
         )
     return same[0]
+
+
+def _stderr(errors: IO[bytes]) -> str:
+    """The end of what the wrapper wrote to stderr (its traceback says why it died)."""
+    errors.seek(0, os.SEEK_END)
+    size = errors.tell()
+    errors.seek(max(0, size - STDERR_TAIL))
+    text = errors.read().decode("utf-8", "replace").strip()
+    if not text:
+        return ""
+    return f"; its stderr {'ends' if size > STDERR_TAIL else 'says'}: {text}"
 
 
 def _lines(fd: int, deadline: float, cap: int) -> Any:

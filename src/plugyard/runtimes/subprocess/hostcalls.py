@@ -19,15 +19,18 @@ METHODS: dict[str, frozenset[str]] = {
     "cache": frozenset({"get", "set", "delete"}),
     "secrets": frozenset({"get", "has"}),
     "storage": frozenset({"get", "put", "set", "delete", "keys"}),
-    "cursor": frozenset({"get", "set"}),
+    "cursor": frozenset({"get", "set", "delete"}),
     "rate_limit": frozenset({"try_acquire", "limit"}),
-    "identity": frozenset({"lookup"}),
+    "identity": frozenset({"lookup", "get_current_user_identity", "get_primary_email"}),
     "audit": frozenset({"record"}),
     "scheduler": frozenset({"enqueue"}),
     "http": frozenset({"fetch"}),
-    "logger": frozenset({"debug", "info", "warning", "error"}),
-    "log": frozenset({"debug", "info", "warning", "error"}),
-    "kb": frozenset({"ingest_document", "ingest_email", "ingest_thread", "ingest_text", "ingest"}),
+    "logger": frozenset({"debug", "info", "warning", "error", "exception"}),
+    "log": frozenset({"debug", "info", "warning", "error", "exception"}),
+    "kb": frozenset(
+        {"ingest_document", "ingest_email", "ingest_thread", "ingest_text", "ingest"}
+        | {"upsert_knowledge_object", "search_chunks", "search_documents", "get_document"}
+    ),
     "query": frozenset({"search", "get"}),
     "ocr": frozenset({"extract_text"}),
     "auth": frozenset(

@@ -149,7 +149,10 @@ async def register(
     registered = sorted({e.plugin_id for e in events} | _ids(body))
     return json_response(
         {
-            "registered": registered,
+            # HomeClaw's answer (its register scripts read these two), then plugyard's own.
+            "plugin_id": registered[0] if len(registered) == 1 else None,
+            "registered": True,
+            "plugin_ids": registered,
             "changes": [{"kind": e.kind, "plugin_id": e.plugin_id} for e in events],
         }
     )
