@@ -50,9 +50,10 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "duplicate_plugin": ErrorSpec(409, "Another source already registered that plugin id."),
     "version_conflict": ErrorSpec(409, "The registration would replace a newer version."),
     "plugin_load_error": ErrorSpec(422, "The plugin's code or manifest could not be loaded."),
-    "store_error": ErrorSpec(503, "The database could not be read or written."),
-    "store_unavailable": ErrorSpec(
-        503, "The database cannot be reached now; retry (the replica reconnects by itself)."
+    "store_error": ErrorSpec(
+        503,
+        "The database could not be read or written (unreachable, or a fault); nothing was "
+        "half-written, and a replica reconnects by itself once the server is back.",
     ),
     "schema_too_new": ErrorSpec(
         500, "The database was migrated by a newer plugyard; upgrade this replica to start."
