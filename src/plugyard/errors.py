@@ -138,6 +138,7 @@ ERROR_CODES: dict[str, ErrorSpec] = {
         403, "The URL reaches an address outbound connections may not (loopback, private …)."
     ),
     "unauthenticated": ErrorSpec(401, "No valid API key was presented."),
+    "key_not_found": ErrorSpec(404, "No active API key has that id."),
     "csrf_invalid": ErrorSpec(403, "A console form post lacks this session's CSRF token."),
     "request_too_large": ErrorSpec(413, "The request body exceeds the server's cap."),
     "unsupported_media_type": ErrorSpec(415, "The request body is not of a type the route reads."),
