@@ -222,6 +222,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
         404, "No reasoning session has that id (or it belongs to another subject)."
     ),
     "outcome_not_found": ErrorSpec(404, "No planner outcome record has that request id."),
+    "invalid_source_name": ErrorSpec(
+        400, "A source name is empty, over 200 characters, or holds a control character."
+    ),
 }
 
 
@@ -347,9 +350,16 @@ class ReasoningError(PlugyardError):
     """A reasoning request refused before it ran (``invalid_request``, ``request_too_large``)
     or a session or record that is not there (``session_not_found``,
     ``outcome_not_found``). A request that fails while running is not an error: its
-    planner outcome record has ``finalStatus: failure`` and the code."""
+    planner outcome record has ``finalStatus: failure`` and the code. ``problems`` point
+    at the faulty part of the request (``invalid_source_name``)."""
 
     default_code = "invalid_request"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, problems: tuple[Problem, ...] = ()
+    ) -> None:
+        super().__init__(message, code=code)
+        self.problems = problems
 
 
 class PackageError(PlugyardError):

@@ -13,7 +13,7 @@ from typing import Any
 
 from plugyard.errors import ReasoningError
 from plugyard.execution.executor import new_request_id
-from plugyard.reasoning import hooks
+from plugyard.reasoning import hooks, labels
 from plugyard.reasoning import session as changes
 from plugyard.reasoning.catalog import Catalog, by_stage, ordered
 from plugyard.reasoning.context import Caller
@@ -156,6 +156,7 @@ class SessionDesk:
     ) -> Source:
         """Upload a source: normalised into units, offered to every KB plugin, kept."""
         who = caller or self.application
+        labels.check(name, "/name")
         held = self.session(session_id, who)
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > self.limits.max_source_bytes:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plugyard.errors import ReasoningError
 from plugyard.execution.executor import Executor, new_request_id
-from plugyard.reasoning import hooks
+from plugyard.reasoning import hooks, labels
 from plugyard.reasoning import session as changes
 from plugyard.reasoning.bridge import Budget, ModelSource
 from plugyard.reasoning.catalog import Catalog
@@ -197,7 +197,7 @@ class ReasoningService(SessionDesk):
 
 def _read(prompt: Any, session: Any, sources: Any, pins: Any, budget: Any) -> _Args:
     try:
-        return _Args(
+        args = _Args(
             prompt=prompt,
             session=session,
             pins=dict(pins or {}),
@@ -206,6 +206,9 @@ def _read(prompt: Any, session: Any, sources: Any, pins: Any, budget: Any) -> _A
         )
     except (ValidationError, TypeError, ValueError) as exc:
         raise ReasoningError(f"bad reasoning request: {exc}", code="invalid_request") from None
+    for index, (name, _) in enumerate(args.sources):
+        labels.check(name, f"/sources/{index}/name")
+    return args
 
 
 def _sources(sources: Any) -> list[tuple[str, str]]:
