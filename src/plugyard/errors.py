@@ -8,7 +8,7 @@ step) and maps to exactly one HTTP status, which the server uses in a single han
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +79,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "model_not_found": ErrorSpec(
         404, "The OpenAI-compatible endpoint does not serve the model the request names."
     ),
+    "input_too_large": ErrorSpec(
+        413, "The text for the model is over its cap (details: pointer, limit_chars, chars)."
+    ),
     # The call path. A plugin failing is data in the result envelope; these codes say how.
     "invalid_request": ErrorSpec(400, "The call itself is malformed."),
     "invalid_parameters": ErrorSpec(422, "The parameters do not match the operation's schema."),
@@ -131,7 +134,11 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "invalid_schedule": ErrorSpec(400, "The feed schedule is not a valid interval or cron."),
     "feed_not_found": ErrorSpec(404, "No feed has that id."),
     "egress_denied": ErrorSpec(403, "The URL is outside the plugin's egress allowlist."),
-    "rate_limited": ErrorSpec(429, "The plugin's rate limit bucket is empty."),
+    "rate_limited": ErrorSpec(
+        429,
+        "A rate limit bucket is empty: the plugin's, or the caller's model requests "
+        "(details: retry_after_s; the Retry-After header over HTTP).",
+    ),
     "internal_error": ErrorSpec(500, "An unexpected failure inside plugyard."),
     # The service and outbound HTTP (docs/server.md).
     "outbound_blocked": ErrorSpec(
@@ -360,6 +367,21 @@ class ReasoningError(PlugyardError):
     ) -> None:
         super().__init__(message, code=code)
         self.problems = problems
+
+
+class ModelRefused(PlugyardError):
+    """A request that would reach the yard's model, refused before it does:
+    ``permission_denied`` (no model right in the policy), ``rate_limited`` (the caller's
+    model requests, ``retry_after_s``) or ``input_too_large`` (``pointer``,
+    ``limit_chars``). ``details`` says which budget, as the error envelope shows it."""
+
+    default_code = "permission_denied"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, code=code)
+        self.details: dict[str, Any] = dict(details or {})
 
 
 class PackageError(PlugyardError):

@@ -34,9 +34,7 @@ def test_create_list_revoke(tmp_path: Path) -> None:
 def test_create_and_revoke_speak_json(tmp_path: Path) -> None:
     db = str(tmp_path / "k.db")
     runner = CliRunner()
-    made = runner.invoke(
-        cli, ["--db", db, "keys", "create", "bob", "--role", "reader", "--json"]
-    )
+    made = runner.invoke(cli, ["--db", db, "keys", "create", "bob", "--role", "reader", "--json"])
     assert made.exit_code == 0, made.output
     body = json.loads(made.stdout)
     assert body["subject"] == "bob" and body["roles"] == ["reader"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -29,7 +29,14 @@ class SessionDesk:
     catalog: Catalog
     limits: Limits
     application: Caller
+    admit_model: Callable[[Caller, Sequence[tuple[str, str]]], None] | None
+    model: Callable[[], Any] | None
     _loaded: set[str]
+
+    def _admit(self, caller: Caller, texts: Sequence[tuple[str, str]]) -> None:
+        """The yard's gate, for a request whose plugins may call the model."""
+        if self.admit_model is not None and self.model is not None:
+            self.admit_model(caller, texts)
 
     def _runner(
         self, request_id: str, session: Session, caller: Caller, budget: int, recorder: Recorder
@@ -164,6 +171,8 @@ class SessionDesk:
                 f"the source is {size} bytes, over the {self.limits.max_source_bytes} allowed",
                 code="request_too_large",
             )
+        if self.limits.default_llm_budget:  # its normalisers may call the model
+            self._admit(who, ())
         source_id = "src_" + secrets.token_hex(10)
         run = self._runner(new_request_id(), held, who, self.limits.default_llm_budget, Recorder())
         await self.load(run, held)

@@ -9,7 +9,7 @@ failure`` and its code, and the session is written only when a request succeeds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -34,6 +34,9 @@ from plugyard.runtimes.base import ErrorInfo
 
 #: ``{name: text}``, or ``(name, text)`` pairs, or texts (named ``source-1`` …).
 Sources = Mapping[str, str] | Sequence[tuple[str, str] | str]
+#: The yard's gate for a request that may reach the model: raises to refuse it, given
+#: the caller and the texts bound for the model as ``(pointer, text)``.
+AdmitModel = Callable[[Caller, Sequence[tuple[str, str]]], None]
 
 
 class _Args(BaseModel):
@@ -60,6 +63,7 @@ class ReasoningService(SessionDesk):
         embed: Embed | None = None,
         limits: Limits | None = None,
         application_roles: Sequence[str] = (),
+        admit_model: AdmitModel | None = None,
     ) -> None:
         self.executor = executor
         self.catalog = catalog
@@ -70,6 +74,7 @@ class ReasoningService(SessionDesk):
         self.limits = limits or Limits()
         #: Who calls when no caller is named: the embedding application itself.
         self.application = Caller(None, tuple(application_roles))
+        self.admit_model = admit_model
         self._loaded: set[str] = set()  # sessions whose KB the plugins hold in this process
 
     async def reason(
@@ -86,6 +91,8 @@ class ReasoningService(SessionDesk):
         """Run one request through the loop and record it (docs/reasoning.md)."""
         who = caller or self.application
         args = _read(prompt, session, sources, pins, budget)
+        if args.budget != 0:  # model-backed plugins may run: the gate first
+            self._admit(who, (("/prompt", args.prompt),))
         request = Request(
             new_request_id(),
             args.prompt,
