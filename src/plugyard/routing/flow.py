@@ -13,6 +13,7 @@ every other path. Every ending is an :class:`Answer` (outcomes.py), never an exc
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -199,7 +200,10 @@ class Router:
         query = " ".join([run.message, *run.known[-1:]])
         retrieved: tuple[Retrieved, ...] = ()
         try:
-            candidates = retrieve(self._search_for(run), query, run.k, run.can_see)
+            # Off the loop: the query's embedding and the search are CPU work that would
+            # hold every other request of this process until they finish.
+            search = self._search_for(run)
+            candidates = await asyncio.to_thread(retrieve, search, query, run.k, run.can_see)
         except PlugyardError as exc:
             step(None, "error", error_code=exc.code)
             return run.fail(exc.code, exc.message)
