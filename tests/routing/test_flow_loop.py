@@ -25,7 +25,7 @@ def test_a_probe_call_is_served_while_asks_are_searching(yard: Yard) -> None:
     def search(query: str, k: int, filters: Filters) -> list[Match]:
         # Each search holds until the probe was served. Only a loop the search does not
         # occupy can serve it; on the loop, the wait runs out instead (once: record it).
-        if not loop_blocked and not served.wait(timeout=5):
+        if not loop_blocked and not served.wait(timeout=20):
             loop_blocked.append(threading.current_thread().name)
         return find(query, k, filters)
 
