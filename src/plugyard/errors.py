@@ -8,7 +8,7 @@ step) and maps to exactly one HTTP status, which the server uses in a single han
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +50,10 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "duplicate_plugin": ErrorSpec(409, "Another source already registered that plugin id."),
     "version_conflict": ErrorSpec(409, "The registration would replace a newer version."),
     "plugin_load_error": ErrorSpec(422, "The plugin's code or manifest could not be loaded."),
-    "store_error": ErrorSpec(503, "The database could not be read or written."),
-    "store_unavailable": ErrorSpec(
-        503, "The database cannot be reached now; retry (the replica reconnects by itself)."
+    "store_error": ErrorSpec(
+        503,
+        "The database could not be read or written (unreachable, or a fault); nothing was "
+        "half-written, and a replica reconnects by itself once the server is back.",
     ),
     "schema_too_new": ErrorSpec(
         500, "The database was migrated by a newer plugyard; upgrade this replica to start."
@@ -77,6 +78,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     ),
     "model_not_found": ErrorSpec(
         404, "The OpenAI-compatible endpoint does not serve the model the request names."
+    ),
+    "input_too_large": ErrorSpec(
+        413, "The text for the model is over its cap (details: pointer, limit_chars, chars)."
     ),
     # The call path. A plugin failing is data in the result envelope; these codes say how.
     "invalid_request": ErrorSpec(400, "The call itself is malformed."),
@@ -138,13 +142,18 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "invalid_schedule": ErrorSpec(400, "The feed schedule is not a valid interval or cron."),
     "feed_not_found": ErrorSpec(404, "No feed has that id."),
     "egress_denied": ErrorSpec(403, "The URL is outside the plugin's egress allowlist."),
-    "rate_limited": ErrorSpec(429, "The plugin's rate limit bucket is empty."),
+    "rate_limited": ErrorSpec(
+        429,
+        "A rate limit bucket is empty: the plugin's, or the caller's model requests "
+        "(details: retry_after_s; the Retry-After header over HTTP).",
+    ),
     "internal_error": ErrorSpec(500, "An unexpected failure inside plugyard."),
     # The service and outbound HTTP (docs/server.md).
     "outbound_blocked": ErrorSpec(
         403, "The URL reaches an address outbound connections may not (loopback, private …)."
     ),
     "unauthenticated": ErrorSpec(401, "No valid API key was presented."),
+    "key_not_found": ErrorSpec(404, "No active API key has that id."),
     "csrf_invalid": ErrorSpec(403, "A console form post lacks this session's CSRF token."),
     "request_too_large": ErrorSpec(413, "The request body exceeds the server's cap."),
     "unsupported_media_type": ErrorSpec(415, "The request body is not of a type the route reads."),
@@ -233,6 +242,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
         404, "No reasoning session has that id (or it belongs to another subject)."
     ),
     "outcome_not_found": ErrorSpec(404, "No planner outcome record has that request id."),
+    "invalid_source_name": ErrorSpec(
+        400, "A source name is empty, over 200 characters, or holds a control character."
+    ),
 }
 
 
@@ -358,9 +370,31 @@ class ReasoningError(PlugyardError):
     """A reasoning request refused before it ran (``invalid_request``, ``request_too_large``)
     or a session or record that is not there (``session_not_found``,
     ``outcome_not_found``). A request that fails while running is not an error: its
-    planner outcome record has ``finalStatus: failure`` and the code."""
+    planner outcome record has ``finalStatus: failure`` and the code. ``problems`` point
+    at the faulty part of the request (``invalid_source_name``)."""
 
     default_code = "invalid_request"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, problems: tuple[Problem, ...] = ()
+    ) -> None:
+        super().__init__(message, code=code)
+        self.problems = problems
+
+
+class ModelRefused(PlugyardError):
+    """A request that would reach the yard's model, refused before it does:
+    ``permission_denied`` (no model right in the policy), ``rate_limited`` (the caller's
+    model requests, ``retry_after_s``) or ``input_too_large`` (``pointer``,
+    ``limit_chars``). ``details`` says which budget, as the error envelope shows it."""
+
+    default_code = "permission_denied"
+
+    def __init__(
+        self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, code=code)
+        self.details: dict[str, Any] = dict(details or {})
 
 
 class PackageError(PlugyardError):

@@ -29,3 +29,23 @@ def test_create_list_revoke(tmp_path: Path) -> None:
     with Store.open(db) as store:
         assert SqlKeyRepository(store).verify(key) is None
         assert SqlKeyRepository(store).bootstrap_admin() is None  # a store that had keys
+
+
+def test_create_and_revoke_speak_json(tmp_path: Path) -> None:
+    db = str(tmp_path / "k.db")
+    runner = CliRunner()
+    made = runner.invoke(cli, ["--db", db, "keys", "create", "bob", "--role", "reader", "--json"])
+    assert made.exit_code == 0, made.output
+    body = json.loads(made.stdout)
+    assert body["subject"] == "bob" and body["roles"] == ["reader"]
+    with Store.open(db) as store:
+        found = SqlKeyRepository(store).verify(body["key"])
+    assert found is not None and found.key_id == body["id"]
+    gone = runner.invoke(cli, ["--db", db, "keys", "revoke", body["id"], "--json"])
+    assert gone.exit_code == 0 and json.loads(gone.stdout) == {"revoked": body["id"]}
+    again = runner.invoke(cli, ["--db", db, "keys", "revoke", body["id"], "--json"])
+    assert again.exit_code == 1
+    assert json.loads(again.stdout)["error"]["code"] == "key_not_found"
+    bad = runner.invoke(cli, ["--db", db, "keys", "create", "x" * 201, "--json"])
+    assert bad.exit_code == 1
+    assert json.loads(bad.stdout)["error"]["code"] == "invalid_request"

@@ -91,3 +91,35 @@ def test_an_unknown_command_is_refused_as_before() -> None:
     result = CliRunner().invoke(cli, ["nope"])
     assert result.exit_code == 2
     assert "No such command 'nope'" in result.output
+
+
+#: Commands whose output is not data for people: a server, and two that print a document
+#: in a fixed format (``export --syntax``, ``schema`` is JSON Schema).
+NOT_DATA = {"serve", "export", "schema"}
+
+
+def _leaves(
+    group: click.Group, ctx: click.Context, path: tuple[str, ...] = ()
+) -> list[tuple[str, click.Command]]:
+    found: list[tuple[str, click.Command]] = []
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None
+        if isinstance(command, click.Group):
+            found += _leaves(command, click.Context(command, parent=ctx), (*path, name))
+        else:
+            found.append((" ".join((*path, name)), command))
+    return found
+
+
+def test_every_command_that_prints_data_takes_json() -> None:
+    # The README's promise: one grammar, --json on every command.
+    leaves = _leaves(cli, click.Context(cli))
+    assert "keys create" in dict(leaves)
+    without = [
+        name
+        for name, command in leaves
+        if name not in NOT_DATA
+        and not any("--json" in p.opts for p in command.params if isinstance(p, click.Option))
+    ]
+    assert without == []

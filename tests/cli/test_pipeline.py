@@ -85,6 +85,8 @@ def test_run_refuses_an_invalid_pipeline_or_input(tmp_path: Path) -> None:
 def test_diagram_prints_mermaid(tmp_path: Path) -> None:
     code, out, _ = run(tmp_path / "y.db", "pipeline", "diagram", CALCULATOR)
     assert code == 0 and out.startswith("flowchart TD\n") and "if condition-expression" in out
+    code, out, _ = run(tmp_path / "y.db", "pipeline", "diagram", CALCULATOR, "--json")
+    assert code == 0 and json.loads(out)["diagram"].startswith("flowchart TD\n")
 
 
 def test_palette_groups_plugins_and_control_components(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """``plugyard serve`` as the README runs it: a real process on loopback, on the embedded
-default (SQLite file, bundled plugins, offline search), printing an admin key once."""
+default (SQLite file, bundled plugins, offline search) and on PostgreSQL, printing an
+admin key once."""
 
 from __future__ import annotations
 
@@ -26,15 +27,15 @@ def _port() -> int:
 
 
 @contextmanager
-def served(db: Path) -> Iterator[tuple[str, str]]:
+def served(db: str, cwd: Path) -> Iterator[tuple[str, str]]:
     """The server's base URL and what it printed before it became ready."""
     port = _port()
     proc = subprocess.Popen(
-        [PLUGYARD, "serve", "--port", str(port), "--db", str(db)],
+        [PLUGYARD, "serve", "--port", str(port), "--db", db],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         env=ENV,
-        cwd=db.parent,
+        cwd=cwd,
         text=True,
     )
     base = f"http://127.0.0.1:{port}"
@@ -75,16 +76,19 @@ def _admin_key(output: str) -> str:
     return lines[at + 1].strip()
 
 
-def test_serve_answers_calls_with_the_key_it_printed_once(tmp_path: Path) -> None:
-    db = tmp_path / "yard.db"
-    with served(db) as (base, _):
+def test_serve_answers_calls_with_the_key_it_printed_once(
+    database_url: str, tmp_path: Path
+) -> None:
+    db = database_url
+    with served(db, tmp_path) as (base, _):
         status, body = post(base + "/api/v1/plugins/calculator/execute",
                             {"parameters": {"expression": "2 + 3"}}, None)  # fmt: skip
         assert status == 401 and body["error"]["message"]["error"] == "unauthenticated"
     first = served.last_output  # type: ignore[attr-defined]
-    assert f"plugyard: store sqlite:///{db}" in first
+    if not db.startswith("postgresql"):
+        assert f"plugyard: store sqlite:///{db}" in first
     key = _admin_key(first)
-    with served(db) as (base, _):
+    with served(db, tmp_path) as (base, _):
         status, body = post(base + "/api/v1/plugins/calculator/execute",
                             {"parameters": {"expression": "2 + 3"}}, key)  # fmt: skip
         assert status == 200 and body["status"] == "success"

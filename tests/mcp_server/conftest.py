@@ -19,6 +19,8 @@ grants:
   - {to: "role:clerk", plugin: calculator, effect: allow_with_approval}
   - {to: "role:boss", plugin: "*", verb: approve, effect: allow}
   - {to: "role:boss", plugin: "*", effect: allow}
+  - {to: "role:clerk", plugin: model, operation: use, verb: use, effect: allow}
+  - {to: "role:boss", plugin: model, operation: use, verb: use, effect: allow}
 """
 ENV = {
     "PLUGYARD_AUDIT_KEY": "ab" * 32,

@@ -75,8 +75,9 @@ def test_ask_calls_with_the_callers_rights_and_approvals(
     assert jsonschema_rs.is_valid(ASK_TOOL["outputSchema"], answer)
     assert calls_audited(yard, "bob") == ["pending_approval"]
     scripted.script(SIX_BY_SEVEN)
-    nothing = ask(yard, EVE, QUESTION)["structuredContent"]  # eve may call nothing
-    assert nothing["status"] == "none" and not scripted.requests
+    # eve may call nothing, the model included: refused before it is asked
+    assert error_code(ask(yard, EVE, QUESTION)) == "permission_denied"
+    assert not scripted.requests
 
 
 def test_ask_without_a_model_that_answers_is_a_tool_error(

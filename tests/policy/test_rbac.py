@@ -3,6 +3,8 @@ reference implementation of docs/governance.md — they must never disagree."""
 
 from __future__ import annotations
 
+import logging
+import logging.config
 import re
 from typing import Any
 
@@ -342,3 +344,23 @@ def test_equal_grants_make_equal_sights_across_versions_and_others_do_not() -> N
     assert first.version != second.version
     assert first == second and hash(first) == hash(second)
     assert first != third
+
+
+def test_decisions_are_not_logged_unless_asked(caplog: pytest.LogCaptureFixture) -> None:
+    rbac = Rbac(parse_text(GOLDEN))
+    # A server's own logging setup (uvicorn's) re-enables the loggers it keeps.
+    logging.config.dictConfig({"version": 1, "disable_existing_loggers": False})
+    caplog.set_level(logging.DEBUG)
+    assert rbac.decide(Subject("erin"), "calculator", "execute").outcome == "deny"
+    assert rbac.decide(Subject("bob"), "sqlite-query", "run").outcome == "deny"
+    assert rbac.decide(Subject("alice"), "calculator", "execute").outcome == "allow"
+    assert [r for r in caplog.records if r.name.startswith("casbin")] == []
+
+    casbin_log = logging.getLogger("casbin")
+    held = casbin_log.level
+    casbin_log.setLevel(logging.INFO)  # asked for
+    try:
+        rbac.decide(Subject("bob"), "sqlite-query", "run")
+    finally:
+        casbin_log.setLevel(held)
+    assert any(r.name.startswith("casbin") for r in caplog.records)

@@ -90,3 +90,29 @@ def test_records_are_listed_newest_first_by_subject_and_session() -> None:
     with pytest.raises(ReasoningError) as caught:
         service.record(first.request_id, Caller("bob"))
     assert caught.value.code == "outcome_not_found"
+
+
+@pytest.mark.parametrize(
+    "name", ["atlas\x00.md", "a\nforged line", "bell\x07", "\u202egpj.exe", "", "x" * 201]
+)
+def test_a_source_name_that_is_not_a_label_is_refused_with_its_pointer(name: str) -> None:
+    lab = basic(Lab())
+    with pytest.raises(ReasoningError) as caught:
+        lab.reason(sources=[("fine.md", "Paris."), (name, "Paris.")])
+    assert caught.value.code == "invalid_source_name"
+    assert [p.pointer for p in caught.value.problems] == ["/sources/1/name"]
+    assert lab.calls == []
+    session = asyncio.run(lab.service.create_session())
+    with pytest.raises(ReasoningError) as upload:
+        asyncio.run(lab.service.add_source(session.id, name, "Paris."))
+    assert upload.value.code == "invalid_source_name"
+    assert [p.pointer for p in upload.value.problems] == ["/name"]
+    assert lab.service.sources(session.id) == ()
+
+
+def test_a_path_like_source_name_stays_a_label() -> None:
+    lab = basic(Lab())
+    session = asyncio.run(lab.service.create_session())
+    added = asyncio.run(lab.service.add_source(session.id, "../../etc/passwd", "Paris."))
+    assert added.name == "../../etc/passwd" and added.bytes == len("Paris.")
+    assert [u.text for u in added.units] == ["Paris."]  # the text given, no file read

@@ -34,6 +34,7 @@ grants:
   - {to: "role:reader", plugin: "*", operation: "*", operation_effect: read, effect: allow}
   - {to: "role:clerk", plugin: mailer, operation: send, effect: allow_with_approval}
   - {to: "role:clerk", plugin: mailer, operation: outbox, effect: allow}
+  - {to: "role:clerk", plugin: model, operation: use, verb: use, effect: allow}
 """
 MAIL = "send one message to x@example.org with the mailer"
 

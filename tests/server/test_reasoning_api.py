@@ -166,3 +166,28 @@ def test_bad_requests_are_refused_with_their_codes(client: TestClient, admin_key
     )
     assert missing.status_code == 404 and code(missing) == "session_not_found"
     assert client.post("/api/v1/reason", json={"prompt": "x"}).status_code == 401
+
+
+def test_a_source_name_with_a_control_character_is_refused_with_its_pointer(
+    client: TestClient, admin_key: str
+) -> None:
+    sources = [{"name": "atlas", "text": ATLAS}, {"name": "at\u0000las", "text": ATLAS}]
+    for accept in ("application/json", "text/event-stream"):
+        reply = client.post(
+            "/api/v1/reason",
+            json={"prompt": "What does Zanzibar export?", "sources": sources},
+            headers=h(admin_key, Accept=accept),
+        )
+        assert reply.status_code == 400 and code(reply) == "invalid_source_name"
+        pointers = [e["pointer"] for e in reply.json()["error"]["details"]["errors"]]
+        assert pointers == ["/body/sources/1/name"]
+    session = client.post("/api/v1/sessions", json={}, headers=h(admin_key)).json()["id"]
+    upload = client.post(
+        f"/api/v1/sessions/{session}/sources",
+        json={"name": "evil\u202etxt.exe", "text": ATLAS},
+        headers=h(admin_key),
+    )
+    assert upload.status_code == 400 and code(upload) == "invalid_source_name"
+    assert upload.json()["error"]["details"]["errors"][0]["pointer"] == "/body/name"
+    listed = client.get(f"/api/v1/sessions/{session}/sources", headers=h(admin_key)).json()
+    assert listed == []

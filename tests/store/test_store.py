@@ -6,10 +6,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, make_url, select
 
-from plugyard.errors import StoreError
+from plugyard.errors import ERROR_CODES, StoreError
 from plugyard.store import migrate, urls
+from plugyard.store.rawdb import raw_db
 from plugyard.store.schema import plugins
 from plugyard.store.store import Store
 from plugyard.store.urls import DATABASE_URL_ENV
@@ -75,11 +76,19 @@ def test_a_database_fault_is_a_store_error_and_writes_nothing(store: Store) -> N
     assert store.plugins.list() == ()
 
 
-def test_an_unreachable_server_is_store_unavailable() -> None:
-    # A server that may come back: worth a retry, unlike other store errors.
+def test_an_unreachable_server_answers_one_code_on_every_path() -> None:
+    # The engine (SQLAlchemy) and the raw driver connection meet the same outage.
     with pytest.raises(StoreError) as caught:
         Store.open("postgresql://postgres@127.0.0.1:1/none")
-    assert caught.value.code == "store_unavailable"
+    assert caught.value.code == "store_error"
+    down = Store.at(make_url("postgresql://postgres@127.0.0.1:1/none"), migrate=False)
+    try:
+        with pytest.raises(StoreError) as raw, raw_db(down).read() as tx:
+            tx.one("SELECT 1")
+    finally:
+        down.close()
+    assert raw.value.code == "store_error"
+    assert "store_unavailable" not in ERROR_CODES
 
 
 def test_the_sqlite_file_runs_in_wal_mode(tmp_path: Path) -> None:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import sys
-
 import click
 
+from plugyard.cli.output import emit, fail, json_option
 from plugyard.store.keys import SqlKeyRepository
 from plugyard.store.store import Store
 
@@ -29,13 +27,21 @@ def keys_group() -> None:
     help="A role of the subject (repeat); 'admin' may register plugins. Sets the subject's roles.",
 )
 @click.option("--label", help="A note to tell the key apart in listings.")
+@json_option
 @click.pass_context
 def create_command(
-    ctx: click.Context, subject: str, roles: tuple[str, ...], label: str | None
+    ctx: click.Context, subject: str, roles: tuple[str, ...], label: str | None, as_json: bool
 ) -> None:
     """Make a key for SUBJECT and print it: this is the only time it is shown."""
     with _store(ctx) as store:
-        info, key = SqlKeyRepository(store).create(subject, roles or None, label=label)
+        try:
+            info, key = SqlKeyRepository(store).create(subject, roles or None, label=label)
+        except ValueError as exc:
+            fail("invalid_request", str(exc), as_json)
+            return
+    if as_json:
+        emit({"key": key, **info.to_dict()}, True)
+        return
     click.echo(key)
     click.echo(
         f"key id {info.id} for subject {info.subject!r}, roles "
@@ -45,14 +51,14 @@ def create_command(
 
 
 @keys_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the keys as JSON.")
+@json_option
 @click.pass_context
 def list_command(ctx: click.Context, as_json: bool) -> None:
     """Every key ever made (never the key itself), revoked ones marked."""
     with _store(ctx) as store:
         found = SqlKeyRepository(store).list()
     if as_json:
-        click.echo(json.dumps([k.to_dict() for k in found], indent=2))
+        emit([k.to_dict() for k in found], True)
         return
     for k in found:
         state = f"revoked {k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "active"
@@ -63,12 +69,15 @@ def list_command(ctx: click.Context, as_json: bool) -> None:
 
 @keys_group.command("revoke")
 @click.argument("key_id")
+@json_option
 @click.pass_context
-def revoke_command(ctx: click.Context, key_id: str) -> None:
+def revoke_command(ctx: click.Context, key_id: str, as_json: bool) -> None:
     """Revoke a key by its id (exit 1 when no such active key exists)."""
     with _store(ctx) as store:
         done = SqlKeyRepository(store).revoke(key_id)
     if not done:
-        click.echo(f"no active key {key_id!r}", err=True)
-        sys.exit(1)
+        fail("key_not_found", f"no active key {key_id!r}", as_json)
+    if as_json:
+        emit({"revoked": key_id}, True)
+        return
     click.echo(f"revoked {key_id}")

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from plugyard.cli.output import fail, json_option
 from plugyard.cli.plugins import open_yard
 from plugyard.errors import PipelineError, Problem
 from plugyard.pipelines.loading import load
@@ -131,18 +132,27 @@ def _print_run(run: PipelineRun) -> None:
 @pipeline_group.command("diagram")
 @click.argument("file", type=_FILE)
 @click.option("--pipeline", "name", help="Which pipeline (default: the entry, else all).")
-def diagram_command(file: Path, name: str | None) -> None:
+@json_option
+def diagram_command(file: Path, name: str | None, as_json: bool) -> None:
     """Print FILE as a Mermaid flowchart."""
     loaded = load(file.read_bytes())
     if loaded.document is None:
+        if as_json:
+            faults = [p.as_dict() for p in loaded.faults]
+            click.echo(_dump({"file": str(file), "ok": False, "faults": faults}))
+            sys.exit(1)
         click.echo(f"invalid  {file}", err=True)
         _faults(loaded.faults)
         sys.exit(1)
     try:
-        click.echo(mermaid(loaded.document, name), nl=False)
+        diagram = mermaid(loaded.document, name)
     except PipelineError as exc:
-        click.echo(f"{exc.code}: {exc.message}", err=True)
-        sys.exit(1)
+        fail(exc.code, exc.message, as_json)
+        return
+    if as_json:
+        click.echo(_dump({"file": str(file), "format": "mermaid", "diagram": diagram}))
+        return
+    click.echo(diagram, nl=False)
 
 
 @click.command("palette")

@@ -9,6 +9,7 @@ under it unchecked.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
@@ -157,7 +158,8 @@ class PipelineService:
         is the document of (:meth:`run_stored`), which the run records."""
         if input is not None and not isinstance(input, Mapping):
             raise PipelineError("the input must be a JSON object", code="invalid_request")
-        plan = self.checked(source, mode).plan
+        # Validating a large document is CPU work: off the loop, as the run is not.
+        plan = (await asyncio.to_thread(self.checked, source, mode)).plan
         assert plan is not None
         context = CallContext(
             request_id=request_id or new_request_id(),

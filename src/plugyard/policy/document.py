@@ -22,6 +22,10 @@ Patterns (``plugin``, ``operation``) know one wildcard, ``*``, matching any run 
 characters. ``to`` names ``subject:<id>``, ``role:<name>`` or ``*`` (every known
 subject). ``action`` is a synonym of ``operation`` (a Shu action is an operation).
 ``operation_effect`` narrows a grant to operations of one declared effect.
+
+The yard's chat model is a governed resource too: the reserved object ``model`` with
+the operation and verb ``use`` (``{plugin: model, operation: use, verb: use}``); only
+verb ``use`` (or ``*``) reaches it, so no ``call`` grant hands it out by a wildcard.
 """
 
 from __future__ import annotations
@@ -37,10 +41,12 @@ from plugyard.errors import GovernanceError
 from plugyard.manifest.safeload import parse
 
 FORMAT_VERSION = 1
+#: The object, operation and verb of the right to use the yard's chat model.
+MODEL_OBJECT, MODEL_OPERATION, MODEL_VERB = "model", "use", "use"
 #: Deeper inheritance than this is refused: a role manager cuts it off silently.
 MAX_ROLE_DEPTH = 8
 Effect = Literal["allow", "deny", "allow_with_approval"]
-Verb = Literal["call", "approve", "*"]
+Verb = Literal["call", "approve", "use", "*"]
 OperationEffect = Literal["read", "write", "destructive", "*"]
 
 

@@ -18,6 +18,7 @@ strictest one win:
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable
 
@@ -47,6 +48,13 @@ m = r.kind == p.kind && (p.sub == "*" || g(r.sub, p.sub)) && wild(r.plugin, p.pl
 && (p.eff == "*" || r.eff == p.eff)
 """
 _KINDS = ("deny", "allow_with_approval", "allow")
+
+# pycasbin logs every decision (``Request: … ---> False``, a denial as a warning) once
+# anything re-enables its loggers — a logging.config.dictConfig that keeps existing
+# loggers does, uvicorn's among them. Quiet unless a level was set for "casbin" on purpose.
+_CASBIN_LOG = logging.getLogger("casbin")
+if _CASBIN_LOG.level == logging.NOTSET:
+    _CASBIN_LOG.setLevel(logging.ERROR)
 #: Sights kept per document (one per subject asking); past it they are made afresh.
 _SIGHTS_KEPT = 1024
 

@@ -3,7 +3,8 @@ Actions"), with two roles an operator can hand out at once.
 
 - ``admin`` (the role of the first key ``plugyard serve`` prints) may call and approve
   everything;
-- ``reader`` may call every operation whose manifest declares ``effect: read``;
+- ``reader`` may call every operation whose manifest declares ``effect: read``, and use
+  the yard's chat model (ask, chat, reasoning with model-backed plugins);
 - anyone else — a key with no role, or with a role this document does not know — may
   call nothing. Write and destructive operations need a grant in a loaded policy.
 
@@ -23,6 +24,7 @@ roles:
 grants:
   - {to: "role:admin", plugin: "*", operation: "*", verb: "*", effect: allow}
   - {to: "role:reader", plugin: "*", operation: "*", operation_effect: read, effect: allow}
+  - {to: "role:reader", plugin: model, operation: use, verb: use, effect: allow}
 """
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from plugyard.errors import ReasoningError
 from plugyard.execution.executor import new_request_id
-from plugyard.reasoning import hooks
+from plugyard.reasoning import hooks, labels
 from plugyard.reasoning import session as changes
 from plugyard.reasoning.catalog import Catalog, by_stage, ordered
 from plugyard.reasoning.context import Caller
@@ -29,7 +29,14 @@ class SessionDesk:
     catalog: Catalog
     limits: Limits
     application: Caller
+    admit_model: Callable[[Caller, Sequence[tuple[str, str]]], None] | None
+    model: Callable[[], Any] | None
     _loaded: set[str]
+
+    def _admit(self, caller: Caller, texts: Sequence[tuple[str, str]]) -> None:
+        """The yard's gate, for a request whose plugins may call the model."""
+        if self.admit_model is not None and self.model is not None:
+            self.admit_model(caller, texts)
 
     def _runner(
         self, request_id: str, session: Session, caller: Caller, budget: int, recorder: Recorder
@@ -156,6 +163,7 @@ class SessionDesk:
     ) -> Source:
         """Upload a source: normalised into units, offered to every KB plugin, kept."""
         who = caller or self.application
+        labels.check(name, "/name")
         held = self.session(session_id, who)
         size = len(text.encode("utf-8", "surrogatepass"))
         if size > self.limits.max_source_bytes:
@@ -163,6 +171,8 @@ class SessionDesk:
                 f"the source is {size} bytes, over the {self.limits.max_source_bytes} allowed",
                 code="request_too_large",
             )
+        if self.limits.default_llm_budget:  # its normalisers may call the model
+            self._admit(who, ())
         source_id = "src_" + secrets.token_hex(10)
         run = self._runner(new_request_id(), held, who, self.limits.default_llm_budget, Recorder())
         await self.load(run, held)

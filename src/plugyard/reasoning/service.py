@@ -9,14 +9,14 @@ failure`` and its code, and the session is written only when a request succeeds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from plugyard.errors import ReasoningError
 from plugyard.execution.executor import Executor, new_request_id
-from plugyard.reasoning import hooks
+from plugyard.reasoning import hooks, labels
 from plugyard.reasoning import session as changes
 from plugyard.reasoning.bridge import Budget, ModelSource
 from plugyard.reasoning.catalog import Catalog
@@ -34,6 +34,9 @@ from plugyard.runtimes.base import ErrorInfo
 
 #: ``{name: text}``, or ``(name, text)`` pairs, or texts (named ``source-1`` …).
 Sources = Mapping[str, str] | Sequence[tuple[str, str] | str]
+#: The yard's gate for a request that may reach the model: raises to refuse it, given
+#: the caller and the texts bound for the model as ``(pointer, text)``.
+AdmitModel = Callable[[Caller, Sequence[tuple[str, str]]], None]
 
 
 class _Args(BaseModel):
@@ -60,6 +63,7 @@ class ReasoningService(SessionDesk):
         embed: Embed | None = None,
         limits: Limits | None = None,
         application_roles: Sequence[str] = (),
+        admit_model: AdmitModel | None = None,
     ) -> None:
         self.executor = executor
         self.catalog = catalog
@@ -70,6 +74,7 @@ class ReasoningService(SessionDesk):
         self.limits = limits or Limits()
         #: Who calls when no caller is named: the embedding application itself.
         self.application = Caller(None, tuple(application_roles))
+        self.admit_model = admit_model
         self._loaded: set[str] = set()  # sessions whose KB the plugins hold in this process
 
     async def reason(
@@ -86,6 +91,8 @@ class ReasoningService(SessionDesk):
         """Run one request through the loop and record it (docs/reasoning.md)."""
         who = caller or self.application
         args = _read(prompt, session, sources, pins, budget)
+        if args.budget != 0:  # model-backed plugins may run: the gate first
+            self._admit(who, (("/prompt", args.prompt),))
         request = Request(
             new_request_id(),
             args.prompt,
@@ -197,7 +204,7 @@ class ReasoningService(SessionDesk):
 
 def _read(prompt: Any, session: Any, sources: Any, pins: Any, budget: Any) -> _Args:
     try:
-        return _Args(
+        args = _Args(
             prompt=prompt,
             session=session,
             pins=dict(pins or {}),
@@ -206,6 +213,9 @@ def _read(prompt: Any, session: Any, sources: Any, pins: Any, budget: Any) -> _A
         )
     except (ValidationError, TypeError, ValueError) as exc:
         raise ReasoningError(f"bad reasoning request: {exc}", code="invalid_request") from None
+    for index, (name, _) in enumerate(args.sources):
+        labels.check(name, f"/sources/{index}/name")
+    return args
 
 
 def _sources(sources: Any) -> list[tuple[str, str]]:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from plugyard.discovery.offloop import off_loop
 from plugyard.discovery.query import CanSee, Filters, Match
 from plugyard.errors import PlugyardError
 from plugyard.execution.executor import CallRequest, Executor, new_request_id
@@ -199,7 +200,10 @@ class Router:
         query = " ".join([run.message, *run.known[-1:]])
         retrieved: tuple[Retrieved, ...] = ()
         try:
-            candidates = retrieve(self._search_for(run), query, run.k, run.can_see)
+            # Off the loop: the query's embedding and the search are CPU work that would
+            # hold every other request of this process until they finish.
+            search = self._search_for(run)
+            candidates = await off_loop(retrieve, search, query, run.k, run.can_see)
         except PlugyardError as exc:
             step(None, "error", error_code=exc.code)
             return run.fail(exc.code, exc.message)

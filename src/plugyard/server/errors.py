@@ -151,7 +151,9 @@ def refusal_response(exc: PlugyardError) -> Response:
     challenge = (
         challenges(key_given=True) if isinstance(exc, Unauthenticated) and exc.key_given else None
     )
-    return error_response(exc.code, exc.message, details, challenge=challenge)
+    retry = details.get("retry_after_s")
+    headers = {"Retry-After": str(retry)} if isinstance(retry, int) else None
+    return error_response(exc.code, exc.message, details, headers, challenge=challenge)
 
 
 def unexpected_response(method: str, path: str, exc: Exception) -> Response:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import PydanticCustomError
 
+from plugyard.reasoning import labels
 from plugyard.reasoning.limits import Limits
 
 _LIMITS = Limits()
@@ -58,8 +60,28 @@ class _Body(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid")
 
 
+def _label(name: str) -> str:
+    """The reasoning service's own check, here so the pointer names the body's field."""
+    why = labels.fault(name)
+    if why is not None:
+        raise PydanticCustomError("invalid_source_name", why)
+    return name
+
+
+#: A source's name: a label (no control character), never a path.
+SourceName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=labels.MAX_NAME_CHARS,
+        json_schema_extra={"pattern": labels.LABEL_PATTERN},
+    ),
+    AfterValidator(_label),
+]
+
+
 class SourceIn(_Body):
-    name: Annotated[str, Field(min_length=1, max_length=200)]
+    name: SourceName
     text: Said
 
 

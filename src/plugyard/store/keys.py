@@ -118,8 +118,10 @@ class SqlKeyRepository:
                 return None
             now = self._store.clock()
             values = {"id": ADMIN_SUBJECT, "roles": [ADMIN_ROLE], "created_at": now}
-            claim = _insert_ignore(conn).values(**values)
-            if conn.execute(claim.on_conflict_do_nothing()).rowcount != 1:
+            # RETURNING, not rowcount: psycopg answers -1 for an INSERT … ON CONFLICT, so
+            # only the row coming back says this start made the subject.
+            claim = _insert_ignore(conn).values(**values).on_conflict_do_nothing()
+            if conn.execute(claim.returning(api_subjects.c.id)).first() is None:
                 return None
             _, key = self._insert_key(conn, ADMIN_SUBJECT, "created on first start", now)
             return key

@@ -69,8 +69,10 @@ class SqlLeases:
                 insert(leases)
                 .values(name=name, holder=holder, until=now + ttl_s)
                 .on_conflict_do_nothing()
+                .returning(leases.c.name)
             )
-            if made.rowcount == 1:
+            # The row coming back, not rowcount (psycopg answers -1 after ON CONFLICT).
+            if made.first() is not None:
                 return True
             query = select(leases.c.holder, leases.c.until).where(leases.c.name == name)
             if connection.dialect.name == "postgresql":

@@ -213,16 +213,11 @@ class Store:
         return f"Store({self.url!r})"
 
     def _failure(self, what: str, exc: SQLAlchemyError) -> StoreError:
-        # The driver's text names the cause; the statement and parameters stay out.
+        # The driver's text names the cause; the statement and parameters stay out. One
+        # code whichever path met the fault (this engine or the raw driver connection):
+        # the pool pre-pings and reconnects on the next request once a server is back.
         cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        # A server that cannot be reached (restarting, network) is worth a retry: the
-        # pool pre-pings and reconnects on the next request. SQLite's OperationalError
-        # is a locked or broken file instead, which a retry does not mend.
-        from sqlalchemy.exc import InterfaceError, OperationalError
-
-        lost = self.backend == "postgresql" and isinstance(exc, OperationalError | InterfaceError)
-        code = "store_unavailable" if lost else None
-        return StoreError(f"store {what} failed on {self.url}: {cause}", code=code)
+        return StoreError(f"store {what} failed on {self.url}: {cause}")
 
 
 def _account(totals: timing.Totals, asked: float, got: float | None) -> None:

@@ -2,7 +2,9 @@
 chat, reasoning over the MRP-VM families, and pipelines.
 
 Each is a client of the executor, of search and of the caller's rights, never a way
-around them; the chat model they share is the yard's, reached on first use.
+around them; the chat model they share is the yard's, reached on first use, and every
+request that reaches it passes one gate first (model_gate.py: the right, the rate, the
+input caps).
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ if TYPE_CHECKING:
     from plugyard.llm import ChatModel
     from plugyard.pipelines.service import PipelineService
     from plugyard.reasoning import Reasoned, ReasoningService
+    from plugyard.reasoning.context import Caller
     from plugyard.reasoning.trace import OnEvent
-    from plugyard.routing import Answer, Router
-    from plugyard.routing.chat import ChatFlow
+    from plugyard.routing import Answer
+    from plugyard.yard.model_gate import GatedChatFlow, GatedRouter, ModelGate
 
 
 class Flows:
@@ -37,6 +40,7 @@ class Flows:
         finding: Finding,
         governing: Governing,
         model: Callable[[], ChatModel],
+        model_rate_per_minute: int = 60,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -44,24 +48,35 @@ class Flows:
         self.finding = finding
         self.governing = governing
         self.model = model  # read at each use: the yard builds it on the first
+        self.model_rate_per_minute = model_rate_per_minute
 
     @part
-    def router(self) -> Router:
+    def model_gate(self) -> ModelGate:
+        """What every request that reaches the model passes first (model_gate.py)."""
+        from plugyard.store.rate_buckets import SqlRateBuckets
+        from plugyard.yard.model_gate import ModelGate
+
+        governing = self.governing
+        return ModelGate(lambda: governing.policy, SqlRateBuckets(self.store),
+                         self.model_rate_per_minute)  # fmt: skip
+
+    @part
+    def router(self) -> GatedRouter:
         """The routing flow (docs/routing.md); the model is built on its first question."""
-        from plugyard.routing import Router
+        from plugyard.yard.model_gate import GatedRouter
 
         finding = self.finding
-        return Router(self.execution.executor, finding.search, self.governing.rights,
-                      self.model, teacher=Teacher(finding))  # fmt: skip
+        return GatedRouter(self.execution.executor, finding.search, self.governing.rights,
+                           self.model, teacher=Teacher(finding), gate=self.model_gate)  # fmt: skip
 
     @part
-    def chat(self) -> ChatFlow:
+    def chat(self) -> GatedChatFlow:
         """The OpenAI-compatible chat flow (docs/openai.md): a conversation answered by
         the model with the tools the caller may call, run through the executor."""
-        from plugyard.routing.chat import ChatFlow
+        from plugyard.yard.model_gate import GatedChatFlow
 
-        return ChatFlow(self.execution.executor, self.finding.search, self.governing.rights,
-                        self.model)  # fmt: skip
+        return GatedChatFlow(self.execution.executor, self.finding.search,
+                             self.governing.rights, self.model, gate=self.model_gate)  # fmt: skip
 
     async def ask(self, /, message: str, **options: Any) -> Answer:
         """Route ``message`` to the operations the caller may call and answer it:
@@ -77,11 +92,16 @@ class Flows:
         from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
         from plugyard.store.keys import ADMIN_ROLE
 
+        gate = self.model_gate
+
+        def admit(caller: Caller, texts: Sequence[tuple[str, str]]) -> None:
+            gate.admit(caller.subject, caller.roles, texts)
+
         return ReasoningService(
             self.execution.executor, self.registry, SqlSessionStore(self.store),
             SqlOutcomeStore(self.store), model=self.model,
             embed=lambda texts: self.finding.discovery.embedder.embed(texts),
-            application_roles=(ADMIN_ROLE,),
+            application_roles=(ADMIN_ROLE,), admit_model=admit,
         )  # fmt: skip
 
     async def reason(

@@ -60,7 +60,7 @@ class Yard:
         self.externals = Externals(settings, registry, self.runtimes, self.network,
                                    self.governing)  # fmt: skip
         self.flows = Flows(store, registry, self.execution, self.finding, self.governing,
-                           lambda: self.llm)  # fmt: skip
+                           lambda: self.llm, settings.model_rate_per_minute)  # fmt: skip
         self.management = Management(settings, registry, self.runtimes, self.execution,
                                      self.governing)  # fmt: skip
         self.sources: Sequence[PluginSource] = ()
@@ -108,6 +108,7 @@ class Yard:
 
     router = forward("flows", Flows.router)
     chat = forward("flows", Flows.chat)
+    model_gate = forward("flows", Flows.model_gate)
     ask = forward("flows", Flows.ask)
     reasoning = forward("flows", Flows.reasoning)
     reason = forward("flows", Flows.reason)

@@ -66,6 +66,10 @@ class Settings:
     # ollama:<model>; None → PLUGYARD_LLM, else embedded.
     llm: str | None = None
     llm_api_key: str | None = None  # for openai:…; else OPENAI_API_KEY
+    # Requests that reach the model per minute and subject, across the fleet (docs/
+    # governance.md#the-model-is-a-governed-resource); 0: no limit. The embedding
+    # application (no subject) is never limited.
+    model_rate_per_minute: int = 60
     # Identity providers behind Shu's host.auth (docs/shu.md): a YAML file of OAuth2
     # token endpoints; None → PLUGYARD_AUTH_PROVIDERS, else none.
     auth_providers: Path | None = None
@@ -126,6 +130,7 @@ class Settings:
             else None,
             llm=env.get("PLUGYARD_LLM"),
             llm_api_key=env.get("PLUGYARD_LLM_API_KEY") or env.get("OPENAI_API_KEY"),
+            model_rate_per_minute=int(env.get("PLUGYARD_MODEL_RATE_PER_MINUTE") or 60),
             auth_providers=Path(env["PLUGYARD_AUTH_PROVIDERS"])
             if env.get("PLUGYARD_AUTH_PROVIDERS")
             else None,

@@ -19,7 +19,7 @@ from starlette.responses import Response, StreamingResponse
 
 from plugyard.errors import PlugyardError
 from plugyard.llm import LlmError, model_name
-from plugyard.routing.chat import DEFAULT_MAX_TOKENS, ChatFlow
+from plugyard.routing.chat import DEFAULT_MAX_TOKENS
 from plugyard.server.auth import authenticate
 from plugyard.server.errors import json_response
 from plugyard.server.inputs import read_json
@@ -30,7 +30,9 @@ from plugyard.server.openai_wire import (
     models_body,
     read_body,
 )
+from plugyard.store.keys import Principal
 from plugyard.yard import Yard
+from plugyard.yard.model_gate import GatedChatFlow
 
 router = APIRouter(include_in_schema=False)
 #: A model id every yard answers to, whichever model it is configured with.
@@ -41,14 +43,15 @@ _MODEL_CODES = {"llm_timeout": "llm_timeout", "llm_invalid_answer": "llm_invalid
                 "invalid_request": "invalid_request"}  # fmt: skip
 
 
-def _flow(request: Request) -> ChatFlow:
+def _flow(request: Request) -> GatedChatFlow:
     yard: Yard = request.app.state.yard
     return yard.chat
 
 
-def _model(flow: ChatFlow) -> str:
+def _model(flow: GatedChatFlow, principal: Principal) -> str:
+    """The model's name, for a caller the policy lets use it (``permission_denied``)."""
     try:
-        return model_name(flow.model())
+        return model_name(flow.model_for(principal.subject, principal.roles))
     except LlmError as exc:
         raise _refusal(exc) from None
 
@@ -59,8 +62,8 @@ def _refusal(exc: LlmError) -> PlugyardError:
 
 @router.get("/v1/models")
 async def models(request: Request) -> Response:
-    authenticate(request)
-    return json_response(models_body(_model(_flow(request))))
+    principal = authenticate(request)
+    return json_response(models_body(_model(_flow(request), principal)))
 
 
 @router.post("/v1/chat/completions")
@@ -68,7 +71,7 @@ async def chat_completions(request: Request) -> Response:
     principal = authenticate(request)
     body = read_body(await read_json(request))
     flow = _flow(request)
-    name = _model(flow)
+    name = _model(flow, principal)
     if body.model not in (name, ALIAS):
         raise PlugyardError(
             f"this server answers with model {name!r} (or {ALIAS!r}), not {body.model!r}",

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from plugyard.policy.rights import Right
@@ -51,7 +52,9 @@ async def validate_pipeline(
     request: Request, principal: Annotated[Principal, Depends(caller)]
 ) -> Response:
     document = _object(await read_json(request))
-    return json_response(_yard(request).pipelines.validate(document).to_dict())
+    # A large document's validation is CPU work that would hold every other request.
+    report = await run_in_threadpool(_yard(request).pipelines.validate, document)
+    return json_response(report.to_dict())
 
 
 @router.get("/api/v1/pipelines", summary="Stored pipelines", responses=errors_doc(*KEYED))
