@@ -24,9 +24,15 @@ from plugyard.kb.service import KnowledgeBase
 _T = TypeVar("_T")
 
 
-async def stoppable(work: Callable[[Cancel], _T]) -> _T:
-    """``work`` in a thread, stopped through its token if this coroutine is cancelled."""
+async def stoppable(
+    work: Callable[[Cancel], _T], track: Callable[[Cancel], None] | None = None
+) -> _T:
+    """``work`` in a thread, stopped through its token if this coroutine is cancelled.
+    ``track`` is shown the token first: the call's effects ledger, which stops the work
+    when the call ends and learns from the token whether its write went ahead."""
     cancel = Cancel()
+    if track is not None:
+        track(cancel)
     try:
         return await asyncio.to_thread(work, cancel)
     except asyncio.CancelledError:
@@ -37,11 +43,22 @@ async def stoppable(work: Callable[[Cancel], _T]) -> _T:
 class KbHost:
     """``host.kb``: Shu's ingestion calls."""
 
-    def __init__(self, kb: KnowledgeBase, plugin_id: str, ocr_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        plugin_id: str,
+        ocr_mode: str | None = None,
+        track: Callable[[Cancel], None] | None = None,
+    ) -> None:
         self._kb, self._plugin, self.ocr_mode = kb, plugin_id, ocr_mode
+        self._track = track
 
     def with_mode(self, ocr_mode: str | None) -> KbHost:
-        return KbHost(self._kb, self._plugin, ocr_mode)
+        return KbHost(self._kb, self._plugin, ocr_mode, self._track)
+
+    def with_effects(self, track: Callable[[Cancel], None]) -> KbHost:
+        """The same host for one call, whose ingestions ``track`` is shown."""
+        return KbHost(self._kb, self._plugin, self.ocr_mode, track)
 
     async def ingest_document(
         self,
@@ -67,7 +84,8 @@ class KbHost:
                 attributes=attrs,
                 ocr_mode=self.ocr_mode,
                 cancel=cancel,
-            )
+            ),
+            self._track,
         )
 
     async def ingest_email(
@@ -105,7 +123,7 @@ class KbHost:
             )
             return self._kb.ingest_record(self._plugin, kb_id, record, cancel)
 
-        return await stoppable(ingest)
+        return await stoppable(ingest, self._track)
 
     async def ingest_thread(
         self,
@@ -121,7 +139,8 @@ class KbHost:
             "thread", thread_id, title, content, source_url, attributes, thread_id=thread_id
         )
         return await stoppable(
-            lambda cancel: self._kb.ingest_record(self._plugin, kb_id, record, cancel)
+            lambda cancel: self._kb.ingest_record(self._plugin, kb_id, record, cancel),
+            self._track,
         )
 
     async def ingest_text(
@@ -136,7 +155,8 @@ class KbHost:
     ) -> dict[str, Any]:
         record = text_record("text", source_id, title, content, source_url, attributes)
         return await stoppable(
-            lambda cancel: self._kb.ingest_record(self._plugin, kb_id, record, cancel)
+            lambda cancel: self._kb.ingest_record(self._plugin, kb_id, record, cancel),
+            self._track,
         )
 
     async def ingest(self, kb_id: str, **fields: Any) -> dict[str, Any]:
