@@ -39,3 +39,38 @@ def ends(pid: int, within_s: float = 10.0) -> bool:
         return bool(ready)
     finally:
         os.close(handle)
+
+
+class HangsOnceOcr:
+    """An OCR binary that hangs on its first image (leaving its pid, like
+    :class:`HangingOcr`) and reads every later one as the word ``scanned``; each run is
+    one line in :attr:`runs`."""
+
+    def __init__(self, folder: Path) -> None:
+        self.pidfile = folder / "ocr-once.pid"
+        self.runs = folder / "ocr-runs"
+        self.binary = folder / "hangs-once-ocr"
+        part = f"{self.pidfile}.part"
+        row = "5\\t1\\t1\\t1\\t1\\t1\\t0\\t0\\t10\\t10\\t96\\tscanned"
+        script = (
+            "#!/bin/sh\n"
+            f"echo run >> {self.runs}\n"
+            "cat > /dev/null\n"
+            f"if [ ! -e {self.pidfile} ]; then\n"
+            f"  echo $$ > {part}; mv {part} {self.pidfile}; exec sleep 600\n"
+            "fi\n"
+            f"printf 'level\\tpage_num\\n{row}\\n'\n"
+        )
+        self.binary.write_text(script)
+        self.binary.chmod(0o755)
+
+    @property
+    def spec(self) -> dict[str, object]:
+        return {"engine": "tesseract", "binary": str(self.binary), "timeout_s": 600}
+
+    def pid(self) -> int:
+        assert self.pidfile.exists(), "the OCR never started: the deadline came first"
+        return int(self.pidfile.read_text())
+
+    def count(self) -> int:
+        return len(self.runs.read_text().splitlines()) if self.runs.exists() else 0

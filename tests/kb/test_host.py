@@ -22,7 +22,7 @@ from plugyard.yard import Settings, Yard
 from registry.packages.zips import build
 
 from .documents import png_header
-from .processes import HangingOcr, ends
+from .processes import HangingOcr, HangsOnceOcr, ends
 
 MANIFEST = """
 name: slow_kb
@@ -147,3 +147,47 @@ def test_the_yard_reads_documents_in_a_cage_under_the_budgets_of_its_settings(
         assert extractor.budgets == settings.kb_budgets
         assert extractor.cage.limits == settings.kb_cage
         assert extractor.cage.pids == []  # spawned when first needed
+
+
+def test_a_sandboxed_ingestion_cut_by_its_deadline_frees_its_key_and_the_retry_runs_once(
+    tmp_path: Path,
+) -> None:
+    """Stopped in a sandbox, and nothing written: the key is released, not ``unknown``;
+    the retry under it ingests one version, and a retry after that is a replay."""
+    if unavailable_reason() is not None:
+        pytest.skip("no bubblewrap here")
+    ocr = HangsOnceOcr(tmp_path)
+    settings = Settings(database=str(tmp_path / "y.db"), builtins=False, embedder="hashing")
+    with Yard.from_settings(settings) as opened:
+        opened.admin.load_policy(POLICY, by="admin")
+        opened.packages.install(build(FILES), trust="untrusted")
+        opened.knowledge.extractor = CagedExtractor(Cage(CageLimits(workers=1), ocr=ocr.spec))
+        scan = params("scan.png", png_header(40, 20))
+
+        async def go() -> list[Any]:
+            try:
+                call = opened.executor.call
+                answers = []
+                for ident, timeout_ms in (("r1", 1_500), ("r2", 20_000), ("r3", 20_000)):
+                    context = as_bob(ident, idempotency_key="scan-1")
+                    answers.append(await call(CallRequest("slow_kb", None, scan, context,
+                                                          timeout_ms=timeout_ms)))  # fmt: skip
+                return answers
+            finally:
+                await opened.runtimes["subprocess"].aclose()  # type: ignore[attr-defined]
+
+        cut, retry, again = asyncio.run(go())
+        assert cut.status == "timeout", cut.error
+        assert ends(ocr.pid())
+        assert retry.status == "success", retry.error
+        assert again.status == "success" and again.data == retry.data
+        assert ocr.count() == 2  # the cut run and the retry; the replay ran nothing
+        objects = opened.knowledge.repository.objects("box")
+        assert [o.source_id for o in objects] == ["scan.png"]
+        assert objects[0].created_at == objects[0].updated_at  # one version
+        assert opened.governance is not None
+        released = [r for r in opened.governance.audit.tail(50) if r.request_id == "r1"]
+        assert released and released[-1].detail == {
+            "idempotency": "released",
+            "reason": "stopped; nothing landed",
+        }

@@ -35,6 +35,8 @@ class AuditEvent(NamedTuple):
     duration_ms: float
     policy_version: str | None = None
     approver: str | None = None
+    #: what the governed steps add (an idempotency key released after a stopped call)
+    detail: dict[str, Any] | None = None
 
 
 class AuditSink(Protocol):

@@ -119,7 +119,7 @@ class ChainedAudit:
             event.status,
             event.error_code,
             round(event.duration_ms, 3),
-            None,
+            event.detail,
         )
         try:
             loop = asyncio.get_running_loop()

@@ -20,7 +20,11 @@ receipt is spent. Nothing a call consumes is consumed before the call is known t
 
 ``conclude`` — for every call, refused or not: secret values are scrubbed from the
 result, and the idempotency key is completed (``done`` with the result, ``unknown``
-after a timeout or cancellation, released when the plugin never ran).
+after a timeout or cancellation, released when the plugin never ran). A call that ended
+without an answer releases its key too when plugyard knows nothing landed: its work was
+stopped (a subprocess request is given up, its later host calls refused), it could act
+only through the host (untrusted, so sandboxed; or a read-only operation), and its
+:class:`~plugyard.execution.host_services.Effects` ledger recorded no write.
 """
 
 from __future__ import annotations
@@ -40,10 +44,13 @@ from plugyard.execution.bindings import allowed_bindings, bind
 from plugyard.execution.host import CapabilityError, Host
 from plugyard.execution.host_services import (
     Cursor,
+    Effects,
     Http,
     Identity,
     PluginAudit,
     RateLimit,
+    Recorded,
+    RecordedHttp,
     RedactingFilter,
     Scheduler,
     SecretsView,
@@ -80,6 +87,16 @@ _PER_CALL = frozenset({"secrets", "identity", "audit", "scheduler", "auth"})
 #: Ends after which nobody knows whether the plugin's side effect happened: the key is
 #: left "unknown", so a retry is refused rather than run twice.
 _UNKNOWN = frozenset({"cancelled", "worker_lost"})
+#: The host services that write, and their writing methods (``kb`` and ``http`` apart).
+_WRITES: dict[str, frozenset[str]] = {
+    "storage": frozenset({"put", "set", "delete"}),
+    "cursor": frozenset({"set"}),
+    "scheduler": frozenset({"enqueue"}),
+    "audit": frozenset({"record"}),
+}
+#: Runtimes whose work ends with its call: a subprocess request given up is cancelled
+#: or its worker killed, and host calls naming it are no longer served.
+_STOPPED_AT_DEADLINE = frozenset({"subprocess"})
 
 
 @dataclass(slots=True)
@@ -94,6 +111,10 @@ class Governed:
     receipt: str | None = None  # checked in ``admit``, spent in ``commit``
     digest: str | None = None
     auth: OpAuth | None = None  # the op's ``op_auth`` (for ``host.auth``)
+    #: what the call wrote through the host (set when its host object is made)
+    effects: Effects | None = None
+    #: stopped at its deadline and able to act only through the host
+    confined: bool = False
 
 
 @dataclass
@@ -176,6 +197,9 @@ class Governance:
     ) -> Outcome | None:
         subject = context.subject
         digest: str | None = None
+        state.confined = plugin.descriptor.runtime.kind in _STOPPED_AT_DEADLINE and (
+            plugin.trust == "untrusted" or _declared_read_only(operation)
+        )
         if decision.outcome == "allow_with_approval":
             digest = request_digest(plugin.id, operation.id, params, subject)
             if receipt is None:
@@ -296,11 +320,19 @@ class Governance:
             result = _scrubbed(result, redactor.scrub_data, redactor.scrub)
         extra = None
         claim = state.claim
+        landed = state.effects.close() if state.effects is not None else None
         if claim is not None:
             if not state.dispatched:
                 self.idempotency.release(claim)
             elif result.status == "timeout" or (result.error and result.error.code in _UNKNOWN):
-                extra = self.idempotency.completion(claim, "unknown", None)
+                if state.confined and landed == ():
+                    # Stopped, and nothing it did landed: as if it never ran.
+                    self.idempotency.release(claim)
+                    event = event._replace(
+                        detail={"idempotency": "released", "reason": "stopped; nothing landed"}
+                    )
+                else:
+                    extra = self.idempotency.completion(claim, "unknown", None)
             else:
                 extra = self.idempotency.completion(claim, "done", result.to_dict())
         if isinstance(sink, ChainedAudit):
@@ -397,7 +429,32 @@ class Governance:
                     extra["kb"] = kb.with_mode(overlay.ocr_mode, overlay.knowledge_base_ids)
         if self.needs_call_services(plugin.descriptor):
             extra.update(self.call_services(plugin, context, state))
+        effects = state.effects = Effects()
+        for name in host.capabilities & {"kb", "http", *_WRITES}:
+            service = extra.get(name)
+            if service is None:
+                with contextlib.suppress(CapabilityError):
+                    service = getattr(host, name)
+            if service is None:
+                continue
+            if name == "kb":
+                if hasattr(service, "with_effects"):
+                    extra[name] = service.with_effects(effects.track("kb.ingest"))
+            elif name == "http":
+                if isinstance(service, Http):
+                    extra[name] = RecordedHttp(service, effects)
+            else:
+                extra[name] = Recorded(service, name, _WRITES[name], effects)
         return host.extended(extra) if extra else host
+
+
+def _declared_read_only(operation: Operation) -> bool:
+    """Read-only by the plugin's own word, not by the default of an undeclared effect."""
+    return (
+        operation.effect == "read"
+        and operation.kind == "call"
+        and "effect" in operation.model_fields_set
+    )
 
 
 def _random_key() -> bytes:

@@ -372,3 +372,91 @@ def redact_stderr(redactor: Redactor) -> Callable[[], None]:
             sys.stderr = RedactingStream(sys.stderr, redactor)
 
     return install
+
+
+#: HTTP methods that change nothing on the server (RFC 9110 §9.2.1).
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
+
+
+class Effects:
+    """What one call wrote through the host: whether a retry under its idempotency key
+    could do something twice. A write counts once it has gone ahead (a store write that
+    returned, an ingestion past its point of no return, a non-safe HTTP request once
+    sent). :meth:`close` ends the call: ingestions still running are stopped, and a write
+    asked for after that is refused, so what the ledger says then stays true."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._landed: list[str] = []
+        self._works: list[tuple[str, Any]] = []
+        self.closed = False
+
+    def begin(self, what: str) -> None:
+        if self.closed:
+            raise CapabilityError(
+                f"host.{what}: the call it belongs to has ended", code="cancelled"
+            )
+
+    def record(self, what: str) -> None:
+        with self._lock:
+            self._landed.append(what)
+
+    def track(self, what: str) -> Callable[[Any], None]:
+        """A hook for work stopped through a cancel token (``plugyard.kb.cancel.Cancel``)."""
+
+        def watch(cancel: Any) -> None:
+            with self._lock:
+                self.begin(what)
+                self._works.append((what, cancel))
+
+        return watch
+
+    def close(self) -> tuple[str, ...]:
+        """End the call and say what landed. A token's ``cancel()`` is false once its
+        write has begun: that write lands, whether it has finished yet or not."""
+        with self._lock:
+            self.closed = True
+            works, self._works = self._works, []
+        for what, cancel in works:
+            if not cancel.cancel():
+                self.record(what)
+        with self._lock:
+            return tuple(self._landed)
+
+
+class Recorded:
+    """A host service whose ``writes`` methods are entered in a call's :class:`Effects`."""
+
+    __slots__ = ("_effects", "_inner", "_name", "_writes")
+
+    def __init__(self, inner: Any, name: str, writes: frozenset[str], effects: Effects) -> None:
+        self._inner, self._name, self._writes, self._effects = inner, name, writes, effects
+
+    def __getattr__(self, method: str) -> Any:
+        value = getattr(self._inner, method)
+        if method not in self._writes:
+            return value
+        label = f"{self._name}.{method}"
+        effects = self._effects
+
+        def write(*args: Any, **kwargs: Any) -> Any:
+            effects.begin(label)
+            done = value(*args, **kwargs)
+            effects.record(label)  # it returned: the store committed it
+            return done
+
+        return write
+
+
+class RecordedHttp:
+    """``http.fetch`` entered in a call's :class:`Effects` when its method is not safe —
+    before it is sent, since a request cut off mid-way may still have been served."""
+
+    def __init__(self, inner: Http, effects: Effects) -> None:
+        self._inner, self._effects = inner, effects
+
+    async def fetch(self, url: str, method: str = "GET", **options: Any) -> dict[str, Any]:
+        if method.upper() not in SAFE_METHODS:
+            self._effects.begin("http.fetch")
+            self._effects.record(f"http.{method.upper()}")
+        return await self._inner.fetch(url, method, **options)

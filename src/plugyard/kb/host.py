@@ -29,9 +29,15 @@ _OPERATORS = ("eq", "contains", "icontains", "has_key", "has_any")
 _T = TypeVar("_T")
 
 
-async def stoppable(work: Callable[[Cancel], _T]) -> _T:
-    """``work`` in a thread, stopped through its token if this coroutine is cancelled."""
+async def stoppable(
+    work: Callable[[Cancel], _T], track: Callable[[Cancel], None] | None = None
+) -> _T:
+    """``work`` in a thread, stopped through its token if this coroutine is cancelled.
+    ``track`` is shown the token first: the call's effects ledger, which stops the work
+    when the call ends and learns from the token whether its write went ahead."""
     cancel = Cancel()
+    if track is not None:
+        track(cancel)
     try:
         return await asyncio.to_thread(work, cancel)
     except asyncio.CancelledError:
@@ -50,11 +56,17 @@ class KbHost:
         plugin_id: str,
         ocr_mode: str | None = None,
         bound: tuple[str, ...] = (),
+        track: Callable[[Cancel], None] | None = None,
     ) -> None:
         self._kb, self._plugin, self.ocr_mode, self._bound = kb, plugin_id, ocr_mode, bound
+        self._track = track
 
     def with_mode(self, ocr_mode: str | None, bound: tuple[str, ...] = ()) -> KbHost:
-        return KbHost(self._kb, self._plugin, ocr_mode, bound)
+        return KbHost(self._kb, self._plugin, ocr_mode, bound, self._track)
+
+    def with_effects(self, track: Callable[[Cancel], None]) -> KbHost:
+        """The same host for one call, whose ingestions ``track`` is shown."""
+        return KbHost(self._kb, self._plugin, self.ocr_mode, self._bound, track)
 
     async def upsert_knowledge_object(self, knowledge_base_id: str, ko: Mapping[str, Any]) -> str:
         """Shu's knowledge object (``type``, ``external_id``, ``title``, ``content``,
@@ -68,8 +80,9 @@ class KbHost:
             "text", ko.get("external_id"), ko.get("title"), ko.get("content"),
             ko.get("source_url"), attributes,
         )  # fmt: skip
-        done = await asyncio.to_thread(
-            self._kb.ingest_record, self._plugin, knowledge_base_id, record
+        done = await stoppable(
+            lambda cancel: self._kb.ingest_record(self._plugin, knowledge_base_id, record, cancel),
+            self._track,
         )
         return str(done["ko_id"])
 
@@ -175,7 +188,8 @@ class KbHost:
                 attributes=attrs,
                 ocr_mode=self.ocr_mode,
                 cancel=cancel,
-            )
+            ),
+            self._track,
         )
 
     async def ingest_email(
@@ -213,7 +227,7 @@ class KbHost:
             )
             return self._kb.ingest_record(self._plugin, kb_id, record, cancel)
 
-        return await stoppable(ingest)
+        return await stoppable(ingest, self._track)
 
     async def ingest_thread(
         self,
@@ -229,7 +243,8 @@ class KbHost:
             "thread", thread_id, title, content, source_url, attributes, thread_id=thread_id
         )
         return await stoppable(
-            lambda cancel: self._kb.ingest_record(self._plugin, kb_id, record, cancel)
+            lambda cancel: self._kb.ingest_record(self._plugin, kb_id, record, cancel),
+            self._track,
         )
 
     async def ingest_text(
@@ -244,7 +259,8 @@ class KbHost:
     ) -> dict[str, Any]:
         record = text_record("text", source_id, title, content, source_url, attributes)
         return await stoppable(
-            lambda cancel: self._kb.ingest_record(self._plugin, kb_id, record, cancel)
+            lambda cancel: self._kb.ingest_record(self._plugin, kb_id, record, cancel),
+            self._track,
         )
 
     async def ingest(self, kb_id: str, **fields: Any) -> dict[str, Any]:
