@@ -1,27 +1,40 @@
-"""A DS027 ``gs-plugin`` that answers from the evidence itself: the best-matching
-sentences, cited. Module-level family function ``solve(input, ctx)``."""
+"""A DS027 ``gs-plugin`` that answers from the evidence itself, cited. Module-level family
+function ``solve(input, ctx)``.
+
+The question is read first (``plugyard.reasoning.questions``): a "when" question is
+answered by the date the best sentence gives, "how tall / how many" by its measure,
+"where" by its place, "who" by its name, a yes/no question by yes or no with the sentence
+that says so; anything else by the sentences that best cover the question. "Answer with a
+single word" and "Yes or No" are obeyed. A compound question ("… and when …") asks for
+decomposition, so each part is retrieved and answered on its own. Every answer cites the
+sentences it rests on, with their text.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from plugyard.reasoning.questions import (
+    Question,
+    coverage,
+    entities,
+    in_context,
+    parts,
+    polarity,
+    rank,
+    read,
+    sentences,
+    spans,
+    stems,
+)
+
 MAX_SENTENCES = 3
-MIN_COVERAGE = 0.34
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_QUESTION = re.compile(r"(?<=\?)\s+")
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_STOP = frozenset(
-    (
-        "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "did", "do",
-        "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is",
-        "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "so", "such", "than",
-        "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was",
-        "we", "were", "what", "when", "where", "which", "who", "whom", "why", "will", "with",
-        "would", "you", "your", "tell", "explain", "describe", "give", "list", "please",
-        "about",
-    )
-)  # fmt: skip
+MIN_COVERAGE = 0.33
+#: A sentence joins the answer when it scores at least this share of the best one.
+KEEP_SHARE = 0.5
+_TITLES = frozenset(("dr", "mr", "mrs", "ms", "sir", "commander", "captain", "general",
+                     "professor", "prof", "king", "queen", "saint", "st", "president"))  # fmt: skip
 
 
 def solve(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
@@ -29,58 +42,160 @@ def solve(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     subtasks = _subtasks(prompt, input.get("intents"))
     if len(subtasks) > 1 and not input.get("frameDepth"):
         return _answer("needs-decomposition", None, {"subtasks": subtasks})
-    wanted = _stems(prompt)
+    question = read(prompt)
     evidence = [u for u in input.get("context") or [] if isinstance(u, dict) and u.get("text")]
-    if not wanted or not evidence:
+    if not (question.terms or question.entities) or not evidence:
         return _answer("no-context", None, None)
-    scored: list[tuple[float, int, int, str]] = []
+    found: list[tuple[int, int, str]] = []
+    scored: list[str] = []
     for index, unit in enumerate(evidence):
-        for position, sentence in enumerate(_SENTENCE.split(str(unit["text"]))):
-            shared = wanted & _stems(sentence)
-            if shared:
-                scored.append((len(shared) / len(wanted), index, position, sentence.strip()))
-    best = sorted(scored, key=lambda s: -s[0])[:MAX_SENTENCES]
-    best = [s for s in best if s[0] >= MIN_COVERAGE]
-    if not best:
+        said = sentences(str(unit["text"]))
+        found += [(index, position, sentence) for position, sentence in enumerate(said)]
+        scored += in_context(said, str(unit.get("title") or ""))
+    ranked = [(s, i) for s, i in rank(question, scored) if s > 0]
+    ranked = [(s, i) for s, i in ranked if _covers(question, scored[i])]
+    if not ranked:
         return _answer("no-context", None, None)
-    best.sort(key=lambda s: (s[1], s[2]))  # in evidence order
-    cited: dict[int, int] = {}
-    parts: list[str] = []
-    for position, (_, index, _, sentence) in enumerate(best):
-        number = cited.setdefault(index, len(cited) + 1)
-        last = position + 1 == len(best) or best[position + 1][1] != index
-        parts.append(f"{sentence} [{number}]" if last else sentence)  # cite a unit's run once
+    typed = _typed(question, found, ranked, evidence)
+    if typed is not None:
+        return typed
+    best = ranked[0][0]
+    chosen = sorted(i for s, i in ranked[:MAX_SENTENCES] if s >= KEEP_SHARE * best)
+    return _cited(question, [found[i] for i in chosen], evidence, None)
+
+
+def _typed(
+    question: Question,
+    found: list[tuple[int, int, str]],
+    ranked: list[tuple[float, int]],
+    evidence: list[dict[str, Any]],
+) -> dict[str, Any] | None:
+    """The answer of the kind the question asks for, or ``None`` to quote sentences."""
+    if question.kind == "yesno":
+        return _yes_or_no(question, found, ranked, evidence)
+    if not question.wants_span and question.form != "word":
+        return None
+    best = ranked[0][0]
+    for score, index in ranked[:5]:
+        if score < KEEP_SHARE * best:
+            break
+        sentence = found[index][2]
+        candidates = spans(sentence, question)
+        if candidates:
+            short = _nearest(candidates, sentence, question)
+            return _cited(question, [found[index]], evidence, short)
+    if question.form == "word":
+        sentence = found[ranked[0][1]][2]
+        word = _salient(sentence, question)
+        return _cited(question, [found[ranked[0][1]]], evidence, word) if word else None
+    return None
+
+
+def _yes_or_no(
+    question: Question,
+    found: list[tuple[int, int, str]],
+    ranked: list[tuple[float, int]],
+    evidence: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """Yes, unless the evidence says otherwise: a name, number or year the question
+    states that no evidence says, or the best sentence denying it."""
+    text = " ".join(str(u["text"]) for u in evidence).lower()
+    missing = [e for e in question.entities if e.lower() not in text]
+    top = found[ranked[0][1]]
+    verdict = "No" if missing or not polarity(top[2]) else "Yes"
+    return _cited(question, [top], evidence, verdict)
+
+
+def _cited(
+    question: Question,
+    used: list[tuple[int, int, str]],
+    evidence: list[dict[str, Any]],
+    short: str | None,
+) -> dict[str, Any]:
+    numbers: dict[int, int] = {}
+    said: dict[int, list[str]] = {}
+    for index, _, sentence in used:
+        numbers.setdefault(index, len(numbers) + 1)
+        said.setdefault(index, []).append(sentence)
     citations = [
         {
             "index": number,
             "title": evidence[i].get("title") or "",
             "sourceLink": evidence[i].get("sourceLink") or "",
-            "text": evidence[i]["text"][:500],
+            "unitId": evidence[i].get("id") or "",
+            "text": " ".join(said[i])[:1_000],
         }
-        for i, number in cited.items()
+        for i, number in numbers.items()
     ]
-    return _answer("success", " ".join(parts), {"citations": citations})
+    marks = " ".join(f"[{n}]" for n in numbers.values())
+    if short is not None and question.form in ("word", "yesno"):
+        text = _one_word(short, question) if question.form == "word" else short
+    elif short is not None:
+        quoted = " ".join(s for _, _, s in used)
+        text = f"{short} — {quoted} {marks}"
+    else:
+        pieces = []
+        for position, (index, _, sentence) in enumerate(used):
+            last = position + 1 == len(used) or used[position + 1][0] != index
+            pieces.append(f"{sentence} [{numbers[index]}]" if last else sentence)
+        text = " ".join(pieces)
+    document = {"answer": short, "kind": question.kind, "citations": citations}
+    return _answer("success", text, document)
+
+
+def _nearest(candidates: list[str], sentence: str, question: Question) -> str:
+    """The span closest to where the sentence says what the question is about."""
+    lowered = sentence.lower()
+    anchors = [
+        m.start()
+        for term in stems(question.text, expand=True)
+        for m in re.finditer(rf"\b{re.escape(term)}", lowered)
+    ]
+    if not anchors or len(candidates) == 1:
+        return candidates[0]
+
+    def distance(span: str) -> int:
+        at = lowered.find(span.lower())
+        return min(abs(at - a) for a in anchors) if at >= 0 else 10_000
+
+    return min(candidates, key=distance)
+
+
+def _one_word(answer: str, question: Question) -> str:
+    words = [w.strip(".,;:()\"'") for w in answer.split()]
+    words = [w for w in words if w and w.lower().rstrip(".") not in _TITLES]
+    if not words:
+        return answer
+    if question.kind == "person":
+        named = [w for w in words if w[:1].isupper()]
+        return named[-1] if named else words[0]
+    if question.kind == "date":
+        years = [w for w in words if re.fullmatch(r"\d{3,4}s?", w)]
+        return years[-1] if years else words[-1]
+    return words[0]
+
+
+def _salient(sentence: str, question: Question) -> str | None:
+    """For a single-word answer of no particular kind: the sentence's first name the
+    question does not already say."""
+    said = question.text.lower()
+    for name in entities(sentence):
+        if name.lower() not in said and not name[:1].isdigit():
+            return name
+    return None
+
+
+def _covers(question: Question, sentence: str) -> bool:
+    if any(e.lower() in sentence.lower() for e in question.entities):
+        return True
+    return coverage(question, sentence) >= MIN_COVERAGE
 
 
 def _subtasks(prompt: str, intents: Any) -> list[str]:
     texts = [str(i.get("text")) for i in intents or [] if isinstance(i, dict) and i.get("text")]
     if len(texts) > 1:
         return texts[:4]
-    questions = [q.strip() for q in _QUESTION.split(prompt) if q.strip().endswith("?")]
-    return questions[:4] if len(questions) > 1 else [prompt]
-
-
-def _stems(text: str) -> set[str]:
-    out = set()
-    for word in _WORD.findall(text.lower()):
-        if word in _STOP or len(word) < 2:
-            continue
-        for ending in ("ing", "ed", "es", "s"):
-            if word.endswith(ending) and len(word) - len(ending) >= 3:
-                word = word[: -len(ending)]
-                break
-        out.add(word)
-    return out
+    return parts(prompt)
 
 
 def _answer(status: str, text: str | None, document: dict[str, Any] | None) -> dict[str, Any]:
