@@ -165,12 +165,21 @@ def _fold(folded: list[tuple[str, Solved]]) -> Solved:
         text = _CITED.sub(lambda m: f"[{own.get(int(m.group(1)), m.group(1))}]", solved.answer or "")
         sections.append(f"**{part}**\n\n{text}")
     document = {
-        "subtasks": [{"task": part, "answer": s.answer, "status": s.kind} for part, s in folded]
+        "subtasks": [
+            {"task": part, "answer": s.answer, "status": s.kind, "short": _short(s)}
+            for part, s in folded
+        ]
     }
     solvers = ",".join(dict.fromkeys(s.solver or "" for _, s in answered))
     return Solved(
         "answered", "\n\n".join(sections), document, tuple(citations), evidence, solvers
     )
+
+
+def _short(solved: Solved) -> str | None:
+    """A part's answer in brief, when its solver gave one (the date, the measure…)."""
+    found = solved.document.get("answer") if solved.document is not None else None
+    return found if isinstance(found, str) and found.strip() else None
 
 
 def _answered(data: Mapping[str, Any], evidence: tuple[Unit, ...], solver: str) -> Solved:

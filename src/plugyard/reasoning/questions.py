@@ -32,6 +32,7 @@ _STOP = frozenset(
         "which", "who", "whom", "whose", "why", "will", "with", "would", "you", "your", "yes",
         "tell", "explain", "describe", "give", "list", "please", "about", "answer", "single",
         "word", "one", "only", "name", "much", "many", "any", "some", "also", "just",
+        "anyone", "anything", "someone", "something", "everyone", "ever", "still",
     )
 )  # fmt: skip
 #: Words a question and the sentence that answers it often say differently, by stem.
@@ -44,6 +45,7 @@ _RELATED = (
     ("cost", "price", "paid", "pay", "worth", "spent"),
     ("weigh", "weight", "mass", "tonn", "kilogram"),
     ("long", "length"),
+    ("far", "distance", "kilometr", "mile", "away"),
     ("wide", "width", "broad"),
     ("deep", "depth"),
     ("old", "age", "aged"),
@@ -57,6 +59,8 @@ _RELATED = (
     ("lead", "led", "leader", "head", "command"),
     ("win", "won", "winner"),
     ("discover", "discovered", "found", "unearth"),
+    ("buy", "bought", "sell", "sold", "purchas", "acquir"),
+    ("die", "death"),
     ("design", "architect", "plan"),
 )
 _IRREGULAR = {
@@ -81,15 +85,43 @@ _DATE = re.compile(
     re.IGNORECASE,
 )
 _NUMBER_WORDS = (
-    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty"
-    "|forty|fifty|hundred|a hundred|a thousand|a million|dozen|a dozen|half"
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen"
+    "|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy"
+    "|eighty|ninety|hundred|a hundred|a thousand|a million|dozen|a dozen|half"
 )
-_NUMBER = rf"(?:[$€£]\s?)?(?:\d[\d,]*(?:\.\d+)?|{_NUMBER_WORDS})(?:\s+(?:million|billion|thousand|hundred))?"
+#: Words that qualify a unit rather than being one: "22 nautical miles".
+_QUALIFIERS = "nautical|square|cubic|light|metric|short|long|imperial|million|billion"
+_SPELLED = "|".join(sorted(_NUMBER_WORDS.split("|"), key=len, reverse=True))
+_NUMBER = (
+    rf"(?:[$€£]\s?)?(?:\d[\d,]*(?:\.\d+)?|(?:{_SPELLED})(?![a-zA-Z]))"
+    r"(?:\s+(?:million|billion|thousand|hundred))?"
+)
 _MEASURE = re.compile(
     rf"\b{_NUMBER}(?:\s*(?:%|per\s?cent|percent)"
-    r"|\s*(?:-|\s)?(?:[a-zA-Z][a-zA-Z'-]*)(?:\s+(?:per|an?|each)\s+[a-z]+)?)?",
+    rf"|\s*(?:-|\s)?(?:(?:{_QUALIFIERS})\s+)?(?:[a-zA-Z][a-zA-Z'-]*)"
+    r"(?:\s+(?:per|an?|each)\s+[a-z]+|\s+(?!(?:and|or|but|the|of|in|on|at|to|by|for|was|were"
+    r"|is|are|with|from|than|when|while|after|before|away|long|high|tall|wide|deep)\b)[a-z]{3,}s\b)?)?",
     re.IGNORECASE,
 )
+#: A time said without a date: "a month after the bridge opened", "in the spring".
+_WHEN = re.compile(
+    rf"\b(?:{_MONTHS}|spring|summer|autumn|winter|century|decade|ago|later|earlier|"
+    r"(?:days?|weeks?|months?|years?|decades?)\s+(?:after|before|later|earlier))\b",
+    re.IGNORECASE,
+)
+_LENGTH = r"metres?|meters?|m|km|kilometres?|kilometers?|miles?|feet|foot|ft|inches|cm|yards?"
+_TIME = r"years?|months?|weeks?|days?|hours?|minutes?|seconds?|decades?|centuries"
+_WEIGHT = r"kilograms?|kg|tonnes?|tons?|pounds?|lbs?|grams?|g"
+#: The units a "how tall / how far / how heavy …" answer is given in.
+_UNITS = {
+    unit: re.compile(rf"\b(?:{units})\b", re.IGNORECASE)
+    for unit, units in (
+        ("tall", _LENGTH), ("high", _LENGTH), ("far", _LENGTH), ("deep", _LENGTH),
+        ("wide", _LENGTH), ("long", f"{_LENGTH}|{_TIME}"), ("old", _TIME),
+        ("often", r"times?|once|twice|every|daily|weekly|yearly|annually"),
+        ("heavy", _WEIGHT), ("fast", r"per|an hour|km/h|mph|knots?"),
+    )
+}  # fmt: skip
 _UNITLESS = frozenset(("and", "or", "the", "of", "in", "on", "at", "to", "by", "for", "was"))
 _TITLES = (
     "Dr", "Dr.", "Mr", "Mr.", "Mrs", "Mrs.", "Ms", "Ms.", "Sir", "Lady", "Lord", "King",
@@ -99,12 +131,20 @@ _TITLES = (
 _NAME = r"[A-Z][\w'’-]*(?:[-][A-Z0-9][\w'’-]*)?"
 _PROPER = re.compile(rf"\b(?:(?:{'|'.join(re.escape(t) for t in _TITLES)})\s+)?{_NAME}(?:\s+(?:(?:de|van|von|da|del|la|le|of|the)\s+)?{_NAME})*")
 _PLACE = re.compile(
-    rf"\b(?:in|at|near|from|to|into|on|across|outside|inside|beside|off)\s+((?:the\s+)?{_NAME}(?:\s+{_NAME})*)"
+    rf"\b(?:in|at|near|from|to|into|on|across|outside|inside|beside|off)\s+"
+    rf"((?:the\s+)?{_NAME}(?:\s+(?:of\s+(?:the\s+)?)?{_NAME})*)"
+)
+#: "Which river", "what city": the kind of thing asked for, named beside its noun.
+_WHICH = re.compile(r"\b(?:which|what)\s+([a-z]+)\b")
+_PLACE_NOUNS = (
+    "city|country|town|village|place|region|continent|river|lake|mountain|island|port|"
+    "county|state|street|sea|ocean|valley|harbour|harbor|bay|capital|district|province"
 )
 _NEGATION = re.compile(
     r"\b(?:not|never|no|none|nothing|cannot|can't|won't|didn't|doesn't|don't|isn't|wasn't|"
     r"aren't|weren't|without|neither|nor|useless|impossible|unable|lack|lacks|lacked|"
-    r"failed|fails)\b",
+    r"failed|fails|no longer|closed|stopped|ceased|ended|abandoned|demolished|destroyed|"
+    r"left|lost|only)\b",
     re.IGNORECASE,
 )
 _AUX = frozenset(
@@ -149,27 +189,30 @@ def read(prompt: str) -> Question:
     first = (_WORD.findall(lowered) or [""])[0]
     kind: Kind = "other"
     unit: str | None = None
-    measure = re.search(
-        r"\bhow (tall|high|long|far|much|many|big|large|heavy|old|deep|wide|fast|often)\b",
-        lowered,
-    )
-    if re.search(r"\b(?:when|what year|which year|what date|what century|in what year)\b", lowered):
-        kind = "date"
-    elif measure is not None:
-        kind, unit = "measure", measure.group(1)
-    elif re.search(r"\b(?:how (?:many|much)|what (?:is|was) the (?:height|length|population|"
-                   r"price|cost|size|area|weight|depth|speed))\b", lowered):  # fmt: skip
-        kind = "measure"
-    elif re.search(r"\bwhere\b|\b(?:which|what) (?:city|country|town|place|region|continent)", lowered):
-        kind = "place"
-    elif re.search(r"\b(?:who|whom|whose)\b|\b(?:which|what) (?:person|man|woman|character)\b"
-                   r"|\bname the\b.*\b(?:character|person|man|woman|one)\b", lowered):  # fmt: skip
-        kind = "person"
-    elif first in _AUX or form == "yesno":
+    # The question's own wh-word decides, not one in a clause after it ("How many
+    # sailors drowned when the ship ran aground?" wants a number).
+    found = [(m.start(), k, m) for k, pattern in _KINDS for m in [pattern.search(lowered)] if m]
+    if found:
+        _, kind, match = min(found, key=lambda f: f[0])
+        if kind == "measure" and match.lastindex:
+            unit = match.group(1)
+    elif first in _AUX and not re.match(r"(?:can|could|would|will) you\b", lowered):
         kind = "yesno"
     if form == "yesno":
         kind = "yesno"
     return Question(text, kind, form, tuple(dict.fromkeys(stems(asked))), entities(asked), unit)
+
+
+_KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
+    ("date", re.compile(r"\b(?:when|what year|which year|what date|what century|in what year)\b")),
+    ("measure", re.compile(
+        r"\bhow (tall|high|long|far|much|many|big|large|heavy|old|deep|wide|fast|often)\b")),
+    ("measure", re.compile(r"\bwhat (?:is|was|are|were) the (?:height|length|population|price|"
+                           r"cost|size|area|weight|depth|speed|distance)\b")),
+    ("place", re.compile(rf"\bwhere\b|\b(?:which|what) (?:{_PLACE_NOUNS})\b")),
+    ("person", re.compile(r"\b(?:who|whom|whose)\b|\b(?:which|what) (?:person|man|woman|"
+                          r"character)\b|\bname the\b.*\b(?:character|person|man|woman|one)\b")),
+)  # fmt: skip
 
 
 def parts(prompt: str) -> list[str]:
@@ -187,7 +230,8 @@ def parts(prompt: str) -> list[str]:
             questions = [halves[0].rstrip(",") + mark, halves[1]]
         else:
             return [prompt]
-    subject = _subject(questions[0])
+    # A first part that itself says "she" names no one later parts could mean instead.
+    subject = "" if _PRONOUN.search(questions[0]) else _subject(questions[0])
     out = [questions[0]]
     for question in questions[1:]:
         if subject and not entities(question):
@@ -218,8 +262,9 @@ def stem(word: str) -> str:
                    "ed", "es", "ly", "s"):  # fmt: skip
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             word = word[: -len(ending)]
-            return word + ("y" if ending in ("ies", "ied") else "")
-    return word
+            break
+    # "injury" and "injured", "country" and "countries" meet at "injur", "countr".
+    return word[:-1] if word.endswith("y") and len(word) >= 5 else word
 
 
 def entities(text: str) -> tuple[str, ...]:
@@ -275,12 +320,17 @@ def spans(sentence: str, question: Question) -> list[str]:
         found = [m.group(0) for m in _DATE.finditer(sentence)]
     elif question.kind == "measure":
         found = [_trim(m.group(0)) for m in _MEASURE.finditer(sentence)]
+        numbers = set(re.findall(r"\d[\d,.]*", said))
+        found = [f for f in found if not (set(re.findall(r"\d[\d,.]*", f)) & numbers)]
         found = [f for f in found if not _DATE.fullmatch(f) or question.unit in ("old", "long")]
         found = [f for f in found if not re.search(rf"\b(?:{_MONTHS})\b", f, re.IGNORECASE)]
-        if question.unit in ("tall", "high", "long", "far", "deep", "wide", "big", "large"):
-            found = [f for f in found if _has_unit(f)] or found
+        if question.unit not in (None, "many", "much"):
+            found = [f for f in found if _has_unit(f) and not _DATE.fullmatch(f.split()[0])]
+        fitting = _UNITS.get(question.unit or "")
+        if fitting is not None:
+            found = [f for f in found if fitting.search(f)]
     elif question.kind == "place":
-        found = [m.group(1) for m in _PLACE.finditer(sentence)]
+        found = _named_beside(sentence, question) or [m.group(1) for m in _PLACE.finditer(sentence)]
     elif question.kind == "person":
         places = {m.group(1) for m in _PLACE.finditer(sentence)}
         found = [
@@ -298,7 +348,7 @@ def answers_kind(answer: str, question: Question) -> bool:
     if question.kind == "yesno":
         return bool(re.match(r"\W*(?:yes|no)\b", answer, re.IGNORECASE))
     if question.kind == "date":
-        return _DATE.search(answer) is not None
+        return _DATE.search(answer) is not None or _WHEN.search(answer) is not None
     if question.kind == "measure":
         return re.search(rf"\d|\b(?:{_NUMBER_WORDS})\b", answer, re.IGNORECASE) is not None
     if question.kind in ("place", "person"):
@@ -306,9 +356,11 @@ def answers_kind(answer: str, question: Question) -> bool:
     return True
 
 
-def polarity(sentence: str) -> bool:
-    """False when the sentence says something is not so."""
-    return _NEGATION.search(sentence) is None
+def polarity(sentence: str, question: Question | None = None) -> bool:
+    """False when the sentence says something is not so (a word of denial the question
+    itself uses does not count: "Did the factory close?" is not denied by "closed")."""
+    asked = set(stems(question.text)) if question is not None else set()
+    return not any(stem(m.group(0).lower()) not in asked for m in _NEGATION.finditer(sentence))
 
 
 class BM25:
@@ -406,9 +458,22 @@ def _replace(pronoun: str, subject: str) -> str:
     return subject
 
 
+def _named_beside(sentence: str, question: Question) -> list[str]:
+    """For "which river …", the name the sentence gives beside "river" ("the river Wend",
+    "the port of Tromsø", "Corran Bay")."""
+    which = _WHICH.search(question.text.lower())
+    if which is None:
+        return []
+    noun = re.escape(which.group(1))
+    found = re.findall(rf"(?i:\b{noun})\s+(?:of\s+)?({_NAME}(?:\s+{_NAME})*)", sentence)
+    found += [m + " " + which.group(1).capitalize()
+              for m in re.findall(rf"({_NAME}(?:\s+{_NAME})*)\s+(?i:{noun})\b", sentence)]  # fmt: skip
+    return found
+
+
 def _trim(found: str) -> str:
     words = found.split()
-    while len(words) > 1 and words[-1].lower() in _UNITLESS:
+    while len(words) > 1 and (words[-1].lower() in _UNITLESS or words[-1].lower() in _STOP):
         words.pop()
     return " ".join(words).rstrip(",.")
 

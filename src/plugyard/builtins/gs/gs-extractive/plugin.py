@@ -144,21 +144,29 @@ def _cited(
 
 
 def _nearest(candidates: list[str], sentence: str, question: Question) -> str:
-    """The span closest to where the sentence says what the question is about."""
+    """The span that says most of what the question names ("nineteen sledge dogs" for
+    "how many sledge dogs"), then the closest to where the sentence says what the
+    question is about; a fuller name before a part of one."""
     lowered = sentence.lower()
+    # Where the sentence says what the question is about — not its measure word: "long"
+    # in "480 metres long" says nothing of which length is asked for.
+    measure = set(stems(question.unit or "", expand=True))
     anchors = [
         m.start()
         for term in stems(question.text, expand=True)
+        if term not in measure
         for m in re.finditer(rf"\b{re.escape(term)}", lowered)
     ]
-    if not anchors or len(candidates) == 1:
-        return candidates[0]
+    asked = set(question.terms)
+    names = question.kind == "person"
 
-    def distance(span: str) -> int:
+    def rank(span: str) -> tuple[int, int, int, int]:
         at = lowered.find(span.lower())
-        return min(abs(at - a) for a in anchors) if at >= 0 else 10_000
+        near = min((abs(at - a) for a in anchors), default=0) if at >= 0 else 10_000
+        whole = -1 if names and len(span.split()) > 1 else 0
+        return (-len(asked & set(stems(span))), whole, near, -len(span.split()))
 
-    return min(candidates, key=distance)
+    return min(candidates, key=rank)
 
 
 def _one_word(answer: str, question: Question) -> str:
@@ -177,11 +185,18 @@ def _one_word(answer: str, question: Question) -> str:
 
 def _salient(sentence: str, question: Question) -> str | None:
     """For a single-word answer of no particular kind: the sentence's first name the
-    question does not already say."""
+    question does not already say, else its first content word after what the question
+    is about ("Velmora is known for its cheese" → "cheese")."""
     said = question.text.lower()
     for name in entities(sentence):
-        if name.lower() not in said and not name[:1].isdigit():
+        if name.lower() not in said and not name[:1].isdigit() and len(name.split()) == 1:
             return name
+    asked = set(stems(question.text, expand=True))
+    words = re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", sentence)
+    last = max((i for i, w in enumerate(words) if stems(w) and stems(w)[0] in asked), default=-1)
+    for word in words[last + 1 :]:
+        if stems(word) and stems(word)[0] not in asked:
+            return word
     return None
 
 
