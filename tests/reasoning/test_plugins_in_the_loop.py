@@ -65,7 +65,7 @@ def test_an_mrp_wrapper_subprocess_runs_as_a_kb_stage(tmp_path: Path) -> None:
     )
     with Yard.from_settings(settings) as yard:
         assert yard.registry.require("kb-wrapped").available
-        answer = asyncio.run(yard.reason("What is a tort?", pins={"kb": "kb-wrapped"}))
+        answer = asyncio.run(yard.reason("What is a tort?", pins={"kb": "kb-wrapped"}, budget=0))
     assert answer.status == "answered" and "civil wrong" in (answer.answer or "")
     kb = [s for s in answer.record.stages if s.stage == "kb"]
     assert [(s.plugin_id, s.status, s.sufficient) for s in kb] == [("kb-wrapped", "success", True)]

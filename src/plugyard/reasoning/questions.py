@@ -21,6 +21,10 @@ Kind = Literal["date", "measure", "place", "person", "yesno", "other"]
 Form = Literal["word", "yesno", "free"]
 
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
+_ABBREVIATION = re.compile(
+    r"(?:^|\s)(?:Dr|Mr|Mrs|Ms|St|Sr|Jr|Prof|Gen|Col|Capt|Lt|Sgt|Rev|Mt|No|vs|etc|e\.g|i\.e"
+    r"|[A-Z])\.$"
+)
 _SENTENCE = re.compile(r"(?<=[.!?])[\"'”)\]]?\s+(?=[\"'“(\[]?[A-Z0-9])")
 _STOP = frozenset(
     (
@@ -283,11 +287,23 @@ def entities(text: str) -> tuple[str, ...]:
 
 
 def sentences(text: str) -> list[str]:
+    """The sentences of ``text``: paragraphs and list items apart, and no break after an
+    abbreviation ("Dr. Elara Vance") or an initial."""
     out: list[str] = []
     for block in re.split(r"\n\s*\n|\n(?=\s*[-*#\d])", text):
         flat = " ".join(block.split())
-        out += [s.strip() for s in _SENTENCE.split(flat) if s.strip()]
+        pieces = [s.strip() for s in _SENTENCE.split(flat) if s.strip()]
+        for piece in pieces:
+            if out and out[-1] in pieces and _ABBREVIATION.search(out[-1]):
+                out[-1] = f"{out[-1]} {piece}"
+            else:
+                out.append(piece)
     return out
+
+
+def statements(said: Sequence[str]) -> list[bool]:
+    """Which sentences state something: a question in the evidence answers nothing."""
+    return [not s.rstrip("\"'”) ").endswith("?") for s in said]
 
 
 def in_context(said: Sequence[str], title: str = "") -> list[str]:
@@ -354,6 +370,24 @@ def answers_kind(answer: str, question: Question) -> bool:
     if question.kind in ("place", "person"):
         return _PROPER.search(answer) is not None
     return True
+
+
+def verdict(question: Question, evidence: Sequence[str]) -> tuple[bool, int] | None:
+    """Yes (True) or no for a yes/no ``question`` by ``evidence`` (sentences), and the
+    sentence that decides; ``None`` when no sentence is about the question. Yes, unless a
+    name, number or year the question states is said nowhere, or the sentence most about
+    the question denies it."""
+    said = [s for s, ok in zip(evidence, statements(evidence), strict=True) if ok]
+    if not said:
+        return None
+    ranked = [(score, i) for score, i in rank(question, said) if score > 0]
+    if not ranked:
+        return None
+    whole = " ".join(said).lower()
+    absent = [e for e in question.entities if e.lower() not in whole]
+    best = ranked[0][1]
+    yes = not absent and polarity(said[best], question)
+    return yes, evidence.index(said[best])
 
 
 def polarity(sentence: str, question: Question | None = None) -> bool:

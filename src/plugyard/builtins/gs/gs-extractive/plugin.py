@@ -21,12 +21,13 @@ from plugyard.reasoning.questions import (
     entities,
     in_context,
     parts,
-    polarity,
     rank,
     read,
     sentences,
     spans,
+    statements,
     stems,
+    verdict,
 )
 
 MAX_SENTENCES = 3
@@ -48,10 +49,16 @@ def solve(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
         return _answer("no-context", None, None)
     found: list[tuple[int, int, str]] = []
     scored: list[str] = []
+    seen: set[str] = set()
     for index, unit in enumerate(evidence):
         said = sentences(str(unit["text"]))
-        found += [(index, position, sentence) for position, sentence in enumerate(said)]
-        scored += in_context(said, str(unit.get("title") or ""))
+        context = in_context(said, str(unit.get("title") or ""))
+        kept = statements(said)  # a question in the evidence answers nothing
+        for n, sentence in enumerate(said):
+            if kept[n] and sentence not in seen:  # two units may hold one sentence
+                seen.add(sentence)
+                found.append((index, n, sentence))
+                scored.append(context[n])
     ranked = [(s, i) for s, i in rank(question, scored) if s > 0]
     ranked = [(s, i) for s, i in ranked if _covers(question, scored[i])]
     if not ranked:
@@ -97,13 +104,12 @@ def _yes_or_no(
     ranked: list[tuple[float, int]],
     evidence: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """Yes, unless the evidence says otherwise: a name, number or year the question
-    states that no evidence says, or the best sentence denying it."""
-    text = " ".join(str(u["text"]) for u in evidence).lower()
-    missing = [e for e in question.entities if e.lower() not in text]
-    top = found[ranked[0][1]]
-    verdict = "No" if missing or not polarity(top[2]) else "Yes"
-    return _cited(question, [top], evidence, verdict)
+    """Yes, unless the evidence says otherwise (``questions.verdict``), with the sentence
+    that decides."""
+    decided = verdict(question, [f[2] for f in found])
+    top = found[decided[1]] if decided is not None else found[ranked[0][1]]
+    yes = decided[0] if decided is not None else True
+    return _cited(question, [top], evidence, "Yes" if yes else "No")
 
 
 def _cited(

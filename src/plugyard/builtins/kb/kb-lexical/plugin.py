@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from plugyard.reasoning.questions import in_context, rank, read, sentences
+from plugyard.reasoning.questions import in_context, rank, read, sentences, statements
 
 TOP_UNITS = 5
 #: A sentence is kept when it scores at least this share of the best one.
@@ -39,8 +39,10 @@ class LexicalKB:
         texts: list[str] = []
         for unit in units:
             said = sentences(str(unit.get("text") or ""))
-            found += [(unit, n, sentence) for n, sentence in enumerate(said)]
-            texts += in_context(said, str(unit.get("title") or ""))
+            context = in_context(said, str(unit.get("title") or ""))
+            kept = statements(said)  # a question in a source answers nothing
+            found += [(unit, n, sentence) for n, sentence in enumerate(said) if kept[n]]
+            texts += [c for n, c in enumerate(context) if kept[n]]
         ranked = [(s, i) for s, i in rank(question, texts) if s > 0]
         best = ranked[0][0] if ranked else 0.0
         chosen: list[dict[str, Any]] = []
