@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Kind = Literal["date", "measure", "place", "person", "yesno", "other"]
 Form = Literal["word", "yesno", "free"]
@@ -36,7 +36,7 @@ _STOP = frozenset(
         "which", "who", "whom", "whose", "why", "will", "with", "would", "you", "your", "yes",
         "tell", "explain", "describe", "give", "list", "please", "about", "answer", "single",
         "word", "one", "only", "name", "much", "many", "any", "some", "also", "just",
-        "anyone", "anything", "someone", "something", "everyone", "ever", "still",
+        "anyone", "anything", "someone", "something", "everyone", "ever", "still", "through",
     )
 )  # fmt: skip
 #: Words a question and the sentence that answers it often say differently, by stem.
@@ -262,8 +262,8 @@ def stems(text: str, *, expand: bool = False) -> list[str]:
 def stem(word: str) -> str:
     if word in _IRREGULAR:
         return _IRREGULAR[word]
-    for ending in ("ational", "ation", "ments", "ment", "ings", "ing", "edly", "ies", "ied",
-                   "ed", "es", "ly", "s"):  # fmt: skip
+    for ending in ("ational", "ations", "ation", "ions", "ion", "ments", "ment", "ings", "ing",
+                   "edly", "ies", "ied", "ed", "es", "ly", "s"):  # fmt: skip
         if word.endswith(ending) and len(word) - len(ending) >= 3:
             word = word[: -len(ending)]
             break
@@ -372,22 +372,36 @@ def answers_kind(answer: str, question: Question) -> bool:
     return True
 
 
-def verdict(question: Question, evidence: Sequence[str]) -> tuple[bool, int] | None:
-    """Yes (True) or no for a yes/no ``question`` by ``evidence`` (sentences), and the
-    sentence that decides; ``None`` when no sentence is about the question. Yes, unless a
-    name, number or year the question states is said nowhere, or the sentence most about
-    the question denies it."""
-    said = [s for s, ok in zip(evidence, statements(evidence), strict=True) if ok]
-    if not said:
-        return None
-    ranked = [(score, i) for score, i in rank(question, said) if score > 0]
+def evidence(units: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[int, str]], list[str]]:
+    """The statements of ``units`` (DS003 ``{title, text}``), each once: ``(unit index,
+    sentence)`` and the text each is ranked by (:func:`in_context`). A question in the
+    evidence states nothing, and a sentence two units hold is one sentence."""
+    found: list[tuple[int, str]] = []
+    scored: list[str] = []
+    seen: set[str] = set()
+    for index, unit in enumerate(units):
+        said = sentences(str(unit.get("text") or ""))
+        context = in_context(said, str(unit.get("title") or ""))
+        for n, (sentence, stated) in enumerate(zip(said, statements(said), strict=True)):
+            if stated and sentence not in seen:
+                seen.add(sentence)
+                found.append((index, sentence))
+                scored.append(context[n])
+    return found, scored
+
+
+def verdict(question: Question, scored: Sequence[str]) -> tuple[bool, int] | None:
+    """Yes (True) or no for a yes/no ``question`` by the evidence ``scored`` (as
+    :func:`evidence` gives it), and the index of the sentence that decides; ``None`` when
+    no sentence is about the question. Yes, unless a name, number or year the question
+    states is said nowhere, or the sentence most about the question denies it."""
+    ranked = [(score, i) for score, i in rank(question, scored) if score > 0]
     if not ranked:
         return None
-    whole = " ".join(said).lower()
+    whole = " ".join(scored).lower()
     absent = [e for e in question.entities if e.lower() not in whole]
     best = ranked[0][1]
-    yes = not absent and polarity(said[best], question)
-    return yes, evidence.index(said[best])
+    return not absent and polarity(scored[best], question), best
 
 
 def polarity(sentence: str, question: Question | None = None) -> bool:
@@ -435,6 +449,9 @@ def rank(question: Question, texts: Sequence[str]) -> list[tuple[float, int]]:
     lowered = [t.lower() for t in texts]
     out: list[tuple[float, int]] = []
     for index, text in enumerate(texts):
+        if echoes(question, text):
+            out.append((0.0, index))
+            continue
         score = bm25.score(index, own) + 0.5 * bm25.score(index, related)
         named = [e for e in question.entities if e.lower() in lowered[index]]
         score += 0.5 * len(named)
@@ -443,6 +460,17 @@ def rank(question: Question, texts: Sequence[str]) -> list[tuple[float, int]]:
         out.append((round(score, 4), index))
     out.sort(key=lambda pair: (-pair[0], pair[1]))
     return out
+
+
+def echoes(question: Question, text: str) -> bool:
+    """Whether ``text`` only says the question again (a source that lists its own
+    questions): four in five of its words, five or more, are the question's. An echo of
+    the question is no evidence for its answer."""
+    said = set(stems(text))
+    asked = set(question.terms)
+    if len(said) < 5 or not asked:
+        return False  # a short sentence that says the question's words may well answer it
+    return len(said & asked) / len(said) >= 0.8
 
 
 def coverage(question: Question, text: str) -> float:

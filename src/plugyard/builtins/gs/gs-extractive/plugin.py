@@ -19,18 +19,19 @@ from plugyard.reasoning.questions import (
     Question,
     coverage,
     entities,
-    in_context,
     parts,
     rank,
     read,
-    sentences,
     spans,
-    statements,
     stems,
     verdict,
 )
+from plugyard.reasoning.questions import evidence as statements_of
 
 MAX_SENTENCES = 3
+#: An explanation may link its sentences through this many more hops, up to this many.
+MAX_HOPS = 2
+MAX_CHAIN = 8
 MIN_COVERAGE = 0.33
 #: A sentence joins the answer when it scores at least this share of the best one.
 KEEP_SHARE = 0.5
@@ -47,39 +48,58 @@ def solve(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     evidence = [u for u in input.get("context") or [] if isinstance(u, dict) and u.get("text")]
     if not (question.terms or question.entities) or not evidence:
         return _answer("no-context", None, None)
-    found: list[tuple[int, int, str]] = []
-    scored: list[str] = []
-    seen: set[str] = set()
-    for index, unit in enumerate(evidence):
-        said = sentences(str(unit["text"]))
-        context = in_context(said, str(unit.get("title") or ""))
-        kept = statements(said)  # a question in the evidence answers nothing
-        for n, sentence in enumerate(said):
-            if kept[n] and sentence not in seen:  # two units may hold one sentence
-                seen.add(sentence)
-                found.append((index, n, sentence))
-                scored.append(context[n])
+    stated, scored = statements_of(evidence)
+    found = [(index, n, sentence) for n, (index, sentence) in enumerate(stated)]
     ranked = [(s, i) for s, i in rank(question, scored) if s > 0]
     ranked = [(s, i) for s, i in ranked if _covers(question, scored[i])]
     if not ranked:
         return _answer("no-context", None, None)
-    typed = _typed(question, found, ranked, evidence)
+    typed = _typed(question, found, scored, ranked, evidence)
     if typed is not None:
         return typed
     best = ranked[0][0]
-    chosen = sorted(i for s, i in ranked[:MAX_SENTENCES] if s >= KEEP_SHARE * best)
-    return _cited(question, [found[i] for i in chosen], evidence, None)
+    chosen = [i for s, i in ranked[:MAX_SENTENCES] if s >= KEEP_SHARE * best]
+    if _explains(prompt):
+        chosen = _chain(question, scored, chosen)
+    return _cited(question, [found[i] for i in sorted(chosen)], evidence, None)
+
+
+def _explains(prompt: str) -> bool:
+    return re.match(r"\W*(?:explain|why|how come|trace|show why)\b", prompt, re.IGNORECASE) is not None
+
+
+def _chain(question: Question, scored: list[str], chosen: list[int]) -> list[int]:
+    """For "explain why": the sentences that link the chosen ones — "AchillesIDE uses
+    Ploinky" and "Sandboxing is relevant for secure execution" are linked by "Ploinky
+    provides sandboxing", which shares a word with each and none with the question."""
+    asked = set(question.terms)
+    words = [set(stems(text)) - asked for text in scored]
+    picked = list(chosen)
+    for _ in range(MAX_HOPS):
+        links = {
+            i: sum(1 for j in picked if words[i] & words[j]) + bool(set(stems(scored[i])) & asked)
+            for i in range(len(scored))
+            if i not in picked
+        }
+        added = sorted((i for i, n in links.items() if n >= 2), key=lambda i: (-links[i], i))
+        if not added:
+            break
+        picked += added[: MAX_CHAIN - len(picked)]
+        if len(picked) >= MAX_CHAIN:
+            break
+    return picked
 
 
 def _typed(
     question: Question,
     found: list[tuple[int, int, str]],
+    scored: list[str],
     ranked: list[tuple[float, int]],
     evidence: list[dict[str, Any]],
 ) -> dict[str, Any] | None:
     """The answer of the kind the question asks for, or ``None`` to quote sentences."""
     if question.kind == "yesno":
-        return _yes_or_no(question, found, ranked, evidence)
+        return _yes_or_no(question, found, scored, ranked, evidence)
     if not question.wants_span and question.form != "word":
         return None
     best = ranked[0][0]
@@ -101,12 +121,13 @@ def _typed(
 def _yes_or_no(
     question: Question,
     found: list[tuple[int, int, str]],
+    scored: list[str],
     ranked: list[tuple[float, int]],
     evidence: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """Yes, unless the evidence says otherwise (``questions.verdict``), with the sentence
     that decides."""
-    decided = verdict(question, [f[2] for f in found])
+    decided = verdict(question, scored)
     top = found[decided[1]] if decided is not None else found[ranked[0][1]]
     yes = decided[0] if decided is not None else True
     return _cited(question, [top], evidence, "Yes" if yes else "No")

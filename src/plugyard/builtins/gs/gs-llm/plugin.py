@@ -14,15 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from plugyard.reasoning.questions import (
-    Question,
-    in_context,
-    rank,
-    read,
-    sentences,
-    statements,
-    stems,
-)
+from plugyard.reasoning.questions import Question, rank, read, stems
+from plugyard.reasoning.questions import evidence as statements_of
 
 MAX_EVIDENCE_CHARS = 6_000
 #: Numbered sentences the model is shown, at most.
@@ -107,19 +100,8 @@ _CITED = re.compile(r"\s*\[\d+\]")
 def _lines(question: Question, evidence: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
     """The evidence sentences the model sees: (unit index, title, sentence), the best
     ones in the order the evidence gives them, within ``MAX_EVIDENCE_CHARS``."""
-    found: list[tuple[int, str, str]] = []
-    scored: list[str] = []
-    seen: set[str] = set()
-    for index, unit in enumerate(evidence):
-        said = sentences(str(unit["text"]))
-        title = str(unit.get("title") or "")
-        context = in_context(said, title)
-        kept = statements(said)  # a question in the evidence answers nothing
-        for n, sentence in enumerate(said):
-            if kept[n] and sentence not in seen:  # two units may hold one sentence
-                seen.add(sentence)
-                found.append((index, title, sentence))
-                scored.append(context[n])
+    stated, scored = statements_of(evidence)
+    found = [(index, str(evidence[index].get("title") or ""), s) for index, s in stated]
     ranked = [i for s, i in rank(question, scored) if s > 0][:MAX_LINES]
     chosen = sorted(ranked) or list(range(min(len(found), MAX_LINES)))
     out: list[tuple[int, str, str]] = []

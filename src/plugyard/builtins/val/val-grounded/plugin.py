@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from plugyard.reasoning.questions import answers_kind, parts, read, sentences, verdict
+from plugyard.reasoning.questions import answers_kind, parts, read, verdict
+from plugyard.reasoning.questions import evidence as statements_of
 
 DEFAULT_MIN_SUPPORT = 0.3
 _WORD = re.compile(r"[^\W_]{4,}", re.UNICODE)  # short words carry little evidence
@@ -37,7 +38,8 @@ def validate(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     evidence = " ".join(
         str(unit.get("text") or "") for unit in input.get("context") or [] if isinstance(unit, dict)
     )
-    contradicted = _contradicted(str(input.get("prompt") or ""), answer, evidence)
+    units = [u for u in input.get("context") or [] if isinstance(u, dict)]
+    contradicted = _contradicted(str(input.get("prompt") or ""), answer, units)
     if contradicted is not None:
         return _verdict("rejected", contradicted)
     if not evidence.strip():
@@ -78,16 +80,17 @@ def _unaddressed(prompt: str, answer: str) -> str | None:
     return None
 
 
-def _contradicted(prompt: str, answer: str, evidence: str) -> str | None:
+def _contradicted(prompt: str, answer: str, units: list[dict[str, Any]]) -> str | None:
     """A yes or no the evidence says the opposite of (``questions.verdict``)."""
     question = read(prompt) if prompt.strip() else None
     if question is None or question.kind != "yesno" or len(parts(prompt)) > 1:
         return None
     lead = re.match(r"\W*(yes|no)\b", _lead(re.sub(r"\[\d+\]", "", answer)), re.IGNORECASE)
-    decided = verdict(question, sentences(evidence)) if lead else None
+    stated, scored = statements_of(units)
+    decided = verdict(question, scored) if lead else None
     if lead is None or decided is None or (lead.group(1).lower() == "yes") == decided[0]:
         return None
-    return f"the evidence says {'yes' if decided[0] else 'no'}: {sentences(evidence)[decided[1]]}"
+    return f"the evidence says {'yes' if decided[0] else 'no'}: {stated[decided[1]][1]}"
 
 
 def _lead(answer: str) -> str:
