@@ -158,6 +158,7 @@ async def run(args: argparse.Namespace, chosen: list[Case]) -> list[Scored]:
     from plugyard.yard import Settings, Yard
 
     model = model_source(args)
+    pins = dict(p.split("=", 1) for p in args.pin)
     texts = {c.source: (DATA / c.source).read_text(encoding="utf-8") for c in chosen}
     out: list[Scored] = []
     with tempfile.TemporaryDirectory() as folder:
@@ -179,6 +180,7 @@ async def run(args: argparse.Namespace, chosen: list[Case]) -> list[Scored]:
                     case.question,
                     sources={case.source: texts[case.source]},
                     budget=None if model is not None else 0,
+                    pins=pins,
                 )
                 ms = (time.perf_counter() - started) * 1000
                 answer = judged(reasoned.answer, reasoned.document)
@@ -231,6 +233,10 @@ def main() -> None:
     parser.add_argument("--model-sha256", default=QWEN_05B_SHA256)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--embedder", default="minilm", help="discovery's embedder (kb-embed)")
+    parser.add_argument(
+        "--pin", action="append", default=[], metavar="STAGE=PLUGIN",
+        help="run STAGE with PLUGIN alone, e.g. planner=plan-static",
+    )  # fmt: skip
     parser.add_argument("--split", choices=("tune", "held", "all"), default="all")
     parser.add_argument("--limit", type=int, default=0, help="at most this many questions")
     parser.add_argument("--verbose", action="store_true", help="one line per question")
@@ -254,10 +260,11 @@ def main() -> None:
             for r in rows
             if not (r.answer_ok and r.context_ok)
         ]  # fmt: skip
-        print(json.dumps({"model": model, "threads": args.threads, "load": load,
+        print(json.dumps({"model": model, "threads": args.threads, "pins": args.pin, "load": load,
                           "results": table, "failures": failures}, indent=2))  # fmt: skip
         return
-    print(f"model: {model}, threads {args.threads}, load {' '.join(load)}")
+    pinned = ", ".join(args.pin) or "nothing pinned"
+    print(f"model: {model}, threads {args.threads}, {pinned}, load {' '.join(load)}")
     print(f"{'split':<6} {'n':>3} {'answer_ok':>9} {'context_ok':>10} {'p50_ms':>8} {'p95_ms':>8}")
     for split, found in table.items():
         if found.get("questions"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from plugyard.reasoning.questions import Question, rank, read, stems
+from plugyard.reasoning.questions import Question, rank, read, spans, stems
 from plugyard.reasoning.questions import evidence as statements_of
 
 MAX_EVIDENCE_CHARS = 6_000
@@ -76,6 +76,7 @@ async def solve(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
         return _answer("no-context", None, None, 1, reply.get("model"))
     said = [n for n in data.get("citations") or [] if isinstance(n, int) and 0 < n <= len(lines)]
     cited = _supporting(answer, question, lines, said)
+    answer = _completed(answer, question, [lines[n - 1][2] for n in cited])
     citations = [
         {
             "index": position,
@@ -137,6 +138,21 @@ def _supporting(
         key=lambda n: (shared(n), len(about & set(stems(lines[n - 1][2]))), -n),
     )
     return [best]
+
+
+def _completed(answer: str, question: Question, cited: list[str]) -> str:
+    """A bare "38" completed from the line it rests on ("38 metres"): the fullest span of
+    the kind asked for in a cited line that holds the whole answer."""
+    if question.kind not in ("measure", "date") or question.form != "free":
+        return answer
+    bare = _CITED.sub("", answer).strip(" .")
+    fuller = [
+        span
+        for line in cited
+        for span in spans(line, question)
+        if len(span) > len(bare) and re.search(rf"(?<![\w.,]){re.escape(bare)}(?![\w,]\d)", span)
+    ]
+    return max(fuller, key=len) if fuller else answer
 
 
 def _instruction(question: Question) -> str:
