@@ -205,7 +205,9 @@ async def run(args: argparse.Namespace, chosen: list[Case]) -> list[Scored]:
                     )
                 )
                 if args.verbose:
-                    mark = ("A" if out[-1].answer_ok else "-") + ("C" if out[-1].context_ok else "-")
+                    mark = ("A" if out[-1].answer_ok else "-") + (
+                        "C" if out[-1].context_ok else "-"
+                    )
                     flat = " ".join(answer.split())[:110]
                     print(f"{mark} {case.id} {ms:7.0f} ms {solvers:<24} {flat}", file=sys.stderr)
     return out

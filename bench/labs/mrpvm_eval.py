@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reasoning_qa import QWEN_05B_SHA256, model_source  # noqa: E402
+from reasoning_qa import QWEN_05B_SHA256, model_source
 
 
 class Checkout:
@@ -84,9 +84,9 @@ def judge(expected: dict[str, Any], intents: list[str], answer: str, cited: str)
     failures: list[str] = []
     for wanted in expected.get("intents") or []:
         terms = wanted.get("intentMustMention") or []
-        if terms and not any(all(t.lower() in i.lower() for t in terms) for i in intents):
-            if not all(t.lower() in answer.lower() for t in terms):
-                failures.append(f"intent: no matching intent group found ({', '.join(terms)})")
+        matched = any(all(t.lower() in i.lower() for t in terms) for i in intents)
+        if terms and not matched and not all(t.lower() in answer.lower() for t in terms):
+            failures.append(f"intent: no matching intent group found ({', '.join(terms)})")
     context = f"{cited} {answer}"
     snippet = " ".join(context.split())[:150]
     lost = missing(context, expected.get("contextMustMention") or [])
@@ -132,9 +132,13 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
                 session = await service.create_session()
                 await service.add_source(session.id, "story.nl", story)
                 for question in spec["questions"]:
-                    seeds = await yard.call("sd-rules", "detect_seeds", {"prompt": question["input"]})
+                    seeds = await yard.call(
+                        "sd-rules", "detect_seeds", {"prompt": question["input"]}
+                    )
                     data = seeds.data if isinstance(seeds.data, dict) else {}
-                    intents = [str(i.get("text")) for i in admit(data.get("intentCNL"), None).intents]
+                    intents = [
+                        str(i.get("text")) for i in admit(data.get("intentCNL"), None).intents
+                    ]
                     started = time.perf_counter()
                     reasoned = await service.reason(
                         question["input"],

@@ -298,7 +298,9 @@ def test_gs_extractive_answers_a_when_question_with_the_date() -> None:
 def test_gs_extractive_answers_how_tall_with_the_measure_of_a_later_sentence() -> None:
     data = extractive("How tall is the Eiffel Tower?")
     assert data["responseDocument"]["answer"] == "330 metres"
-    assert data["responseDocument"]["citations"][0]["text"] == "It stands 330 metres (1,083 ft) high."
+    assert (
+        data["responseDocument"]["citations"][0]["text"] == "It stands 330 metres (1,083 ft) high."
+    )
 
 
 def test_gs_extractive_splits_a_compound_question_with_its_subject() -> None:

@@ -76,14 +76,19 @@ def test_ranking_prefers_the_sentence_with_the_kind_of_answer() -> None:
 
 
 def test_no_break_after_an_abbreviation_and_questions_state_nothing() -> None:
-    assert sentences("It was Dr. Elara Vance. She left.") == ["It was Dr. Elara Vance.", "She left."]
+    assert sentences("It was Dr. Elara Vance. She left.") == [
+        "It was Dr. Elara Vance.",
+        "She left.",
+    ]
     stated, _ = evidence([{"text": "Who built it? Gustave Eiffel built it."}])
     assert stated == [(0, "Gustave Eiffel built it.")]
 
 
 def test_an_echo_of_the_question_is_no_evidence() -> None:
     question = read("Explain why Kaelen Voss was uniquely qualified to solve the crisis.")
-    assert echoes(question, "Q3: Explain why Kaelen Voss was uniquely qualified to solve the crisis.")
+    assert echoes(
+        question, "Q3: Explain why Kaelen Voss was uniquely qualified to solve the crisis."
+    )
     assert not echoes(question, "Kaelen Voss had neural implants that linked him to the city.")
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from plugyard.manifest.families import WEAK_STATUSES
-from plugyard.reasoning.limits import Limits
 from plugyard.reasoning import questions
+from plugyard.reasoning.limits import Limits
 from plugyard.reasoning.plan import Plan
 from plugyard.reasoning.retrieval import retrieve
 from plugyard.reasoning.stages import StageRunner
@@ -162,7 +162,7 @@ def _fold(folded: list[tuple[str, Solved]]) -> Solved:
         offset = len(citations)
         own = {c.get("index"): i + 1 + offset for i, c in enumerate(solved.citations)}
         citations += [{**c, "index": own[c.get("index")]} for c in solved.citations]
-        text = _CITED.sub(lambda m: f"[{own.get(int(m.group(1)), m.group(1))}]", solved.answer or "")
+        text = _renumbered(solved.answer or "", own)
         sections.append(f"**{part}**\n\n{text}")
     document = {
         "subtasks": [
@@ -171,9 +171,11 @@ def _fold(folded: list[tuple[str, Solved]]) -> Solved:
         ]
     }
     solvers = ",".join(dict.fromkeys(s.solver or "" for _, s in answered))
-    return Solved(
-        "answered", "\n\n".join(sections), document, tuple(citations), evidence, solvers
-    )
+    return Solved("answered", "\n\n".join(sections), document, tuple(citations), evidence, solvers)
+
+
+def _renumbered(text: str, numbers: Mapping[Any, int]) -> str:
+    return _CITED.sub(lambda m: f"[{numbers.get(int(m.group(1)), m.group(1))}]", text)
 
 
 def _short(solved: Solved) -> str | None:

@@ -133,7 +133,10 @@ _TITLES = (
     "President", "Professor", "Prof.", "Emperor", "Pope", "Chief",
 )  # fmt: skip
 _NAME = r"[A-Z][\w'’-]*(?:[-][A-Z0-9][\w'’-]*)?"
-_PROPER = re.compile(rf"\b(?:(?:{'|'.join(re.escape(t) for t in _TITLES)})\s+)?{_NAME}(?:\s+(?:(?:de|van|von|da|del|la|le|of|the)\s+)?{_NAME})*")
+_TITLE = "|".join(re.escape(t) for t in _TITLES)
+_PROPER = re.compile(
+    rf"\b(?:(?:{_TITLE})\s+)?{_NAME}(?:\s+(?:(?:de|van|von|da|del|la|le|of|the)\s+)?{_NAME})*"
+)
 _PLACE = re.compile(
     rf"\b(?:in|at|near|from|to|into|on|across|outside|inside|beside|off)\s+"
     rf"((?:the\s+)?{_NAME}(?:\s+(?:of\s+(?:the\s+)?)?{_NAME})*)"
@@ -163,7 +166,8 @@ _AND = re.compile(
 )
 _INSTRUCTION = re.compile(
     r"(?:^|(?<=[.?!]))\s*(?:please\s+)?(?:answer|reply|respond)\b[^.?!]*[.?!]?\s*$"
-    r"|(?:^|(?<=[.?!]))\s*(?:(?:in\s+)?(?:one|a single)\s+word(?:\s+only)?|yes\s+or\s+no)[.?!]?\s*$",
+    r"|(?:^|(?<=[.?!]))\s*(?:(?:in\s+)?(?:one|a single)\s+word(?:\s+only)?|yes\s+or\s+no)"
+    r"[.?!]?\s*$",
     re.IGNORECASE,
 )
 
@@ -444,7 +448,7 @@ def rank(question: Question, texts: Sequence[str]) -> list[tuple[float, int]]:
     if not texts:
         return []
     bm25 = BM25(texts)
-    own = [t for t in question.terms]
+    own = list(question.terms)
     related = [t for t in stems(question.text, expand=True) if t not in own]
     lowered = [t.lower() for t in texts]
     out: list[tuple[float, int]] = []
@@ -528,8 +532,8 @@ def _named_beside(sentence: str, question: Question) -> list[str]:
         return []
     noun = re.escape(which.group(1))
     found = re.findall(rf"(?i:\b{noun})\s+(?:of\s+)?({_NAME}(?:\s+{_NAME})*)", sentence)
-    found += [m + " " + which.group(1).capitalize()
-              for m in re.findall(rf"({_NAME}(?:\s+{_NAME})*)\s+(?i:{noun})\b", sentence)]  # fmt: skip
+    before = re.findall(rf"({_NAME}(?:\s+{_NAME})*)\s+(?i:{noun})\b", sentence)
+    found += [f"{name} {which.group(1).capitalize()}" for name in before]
     return found
 
 
@@ -541,4 +545,7 @@ def _trim(found: str) -> str:
 
 
 def _has_unit(found: str) -> bool:
-    return re.search(r"[a-zA-Z%]", re.sub(rf"\b(?:{_NUMBER_WORDS})\b", "", found, flags=re.I)) is not None
+    return (
+        re.search(r"[a-zA-Z%]", re.sub(rf"\b(?:{_NUMBER_WORDS})\b", "", found, flags=re.I))
+        is not None
+    )

@@ -65,7 +65,9 @@ def solve(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
 
 
 def _explains(prompt: str) -> bool:
-    return re.match(r"\W*(?:explain|why|how come|trace|show why)\b", prompt, re.IGNORECASE) is not None
+    return (
+        re.match(r"\W*(?:explain|why|how come|trace|show why)\b", prompt, re.IGNORECASE) is not None
+    )
 
 
 def _chain(question: Question, scored: list[str], chosen: list[int]) -> list[int]:

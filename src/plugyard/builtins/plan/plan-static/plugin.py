@@ -29,7 +29,11 @@ def buildPlan(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
     orders = {}
     for stage, key in (("kb", "kb"), ("goal-solver", "goalSolver")):
         scored = sorted(
-            ((score(c, act, topic, model), c["id"]) for c in candidates.get(key) or [] if "id" in c),
+            (
+                (score(c, act, topic, model), c["id"])
+                for c in candidates.get(key) or []
+                if "id" in c
+            ),
             key=lambda pair: (-pair[0], pair[1]),
         )
         order = [plugin for _, plugin in scored]
