@@ -221,7 +221,7 @@ def _salient(sentence: str, question: Question) -> str | None:
         if name.lower() not in said and not name[:1].isdigit() and len(name.split()) == 1:
             return name
     asked = set(stems(question.text, expand=True))
-    words = re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", sentence)
+    words: list[str] = re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", sentence)
     last = max((i for i, w in enumerate(words) if stems(w) and stems(w)[0] in asked), default=-1)
     for word in words[last + 1 :]:
         if stems(word) and stems(word)[0] not in asked:

@@ -172,7 +172,7 @@ def _tidy(answer: str, question: Question) -> str:
         if lead and question.form != "free":
             return lead.group(1).capitalize()
     if question.form == "word":
-        words = re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", _CITED.sub("", answer))
+        words: list[str] = re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", _CITED.sub("", answer))
         if len(words) == 1:
             return words[0]
     return answer
