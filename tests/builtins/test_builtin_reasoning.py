@@ -319,7 +319,7 @@ def test_gs_extractive_obeys_yes_or_no_and_single_word() -> None:
     assert yes["responseMarkdown"] == "Yes"
     assert "1889" in yes["responseDocument"]["citations"][0]["text"]
     who = extractive("Who designed the Eiffel Tower? Answer with a single word.")
-    assert who["responseMarkdown"] == "Eiffel"
+    assert who["responseMarkdown"] == who["responseDocument"]["answer"] == "Eiffel"
 
 
 def test_kb_lexical_returns_the_sentences_about_the_question() -> None:

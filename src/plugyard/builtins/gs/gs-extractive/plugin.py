@@ -168,7 +168,8 @@ def _cited(
             last = position + 1 == len(used) or used[position + 1][0] != index
             pieces.append(f"{sentence} [{numbers[index]}]" if last else sentence)
         text = " ".join(pieces)
-    document = {"answer": short, "kind": question.kind, "citations": citations}
+    brief = text if short is not None and question.form in ("word", "yesno") else short
+    document = {"answer": brief, "kind": question.kind, "citations": citations}
     return _answer("success", text, document)
 
 
