@@ -341,6 +341,8 @@ def test_val_grounded_rejects_an_answer_that_does_not_address_the_question() -> 
     assert verdict("How tall is it?", "It is a wrought-iron tower.") == "rejected"
     assert verdict("Is it in Paris? Answer Yes or No.", "It is in Paris.") == "rejected"
     assert verdict("Who designed it? One word.", "Gustave Eiffel") == "rejected"
+    assert verdict("When was it finished?", "In 1899. [1]") == "rejected"  # not in the evidence
+    assert verdict("How tall is it?", "1083 ft [2]") == "accepted"
 
 
 def test_plan_static_with_a_model_to_call_puts_the_model_backed_solver_first() -> None:

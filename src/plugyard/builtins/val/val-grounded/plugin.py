@@ -4,7 +4,8 @@ The answer is read from ``answer``, ``responseMarkdown`` or ``response`` of the 
 evidence is the input's ``context`` units. An answer is rejected when it does not address
 the question (``plugyard.reasoning.questions``): a "when" question answered without a
 date, "how tall / how many" without a number, a yes/no question without yes or no, a
-"single word" answer of several words — for a compound question, each part. Otherwise it
+"single word" answer of several words — for a compound question, each part — a yes or no
+the evidence says the opposite of, or a number the evidence does not state. Otherwise it
 is accepted when at least ``minSupport`` (default 0.3) of its content words occur in the
 evidence; without evidence there is nothing to check that against."""
 
@@ -44,7 +45,12 @@ def validate(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
         return _verdict("rejected", contradicted)
     if not evidence.strip():
         return _verdict("accepted", "no evidence was given to check the answer against")
-    claimed = {w.lower() for w in _WORD.findall(answer)} - _COMMON
+    invented = _numbers(answer) - _numbers(evidence)
+    if invented:
+        said = ", ".join(sorted(invented))
+        return _verdict("rejected", f"the answer says {said}, which the evidence does not")
+    # Numbers are checked above, as numbers: "1083" is "1,083" in the evidence.
+    claimed = {w.lower() for w in _WORD.findall(answer) if not w.isdigit()} - _COMMON
     if not claimed:
         return _verdict("accepted", "the answer makes no checkable claim")
     known = {w.lower() for w in _WORD.findall(evidence)}
@@ -91,6 +97,12 @@ def _contradicted(prompt: str, answer: str, units: list[dict[str, Any]]) -> str 
     if lead is None or decided is None or (lead.group(1).lower() == "yes") == decided[0]:
         return None
     return f"the evidence says {'yes' if decided[0] else 'no'}: {stated[decided[1]][1]}"
+
+
+def _numbers(text: str) -> set[str]:
+    """The numbers ``text`` states (``1,083`` and ``1083`` alike; citation marks aside)."""
+    plain = re.sub(r"\[\d+\]", " ", text)
+    return {n.replace(",", "").rstrip(".") for n in re.findall(r"\d[\d,.]*", plain)}
 
 
 def _lead(answer: str) -> str:
