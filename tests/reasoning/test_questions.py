@@ -82,6 +82,8 @@ def test_no_break_after_an_abbreviation_and_questions_state_nothing() -> None:
     ]
     stated, _ = evidence([{"text": "Who built it? Gustave Eiffel built it."}])
     assert stated == [(0, "Gustave Eiffel built it.")]
+    listed, _ = evidence([{"text": "Q4: Name the builder.\n\nEiffel built it."}])
+    assert listed == [(0, "Eiffel built it.")]
 
 
 def test_an_echo_of_the_question_is_no_evidence() -> None:

@@ -25,6 +25,7 @@ _ABBREVIATION = re.compile(
     r"(?:^|\s)(?:Dr|Mr|Mrs|Ms|St|Sr|Jr|Prof|Gen|Col|Capt|Lt|Sgt|Rev|Mt|No|vs|etc|e\.g|i\.e"
     r"|[A-Z])\.$"
 )
+_LISTED = re.compile(r"\s*(?:Q|Question)\s*\d+\s*[:.)]", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])[\"'”)\]]?\s+(?=[\"'“(\[]?[A-Z0-9])")
 _STOP = frozenset(
     (
@@ -306,8 +307,9 @@ def sentences(text: str) -> list[str]:
 
 
 def statements(said: Sequence[str]) -> list[bool]:
-    """Which sentences state something: a question in the evidence answers nothing."""
-    return [not s.rstrip("\"'”) ").endswith("?") for s in said]
+    """Which sentences state something: a question in the evidence, or an item of a list
+    of questions ("Q4: Name the …"), answers nothing."""
+    return [not (s.rstrip("\"'”) ").endswith("?") or _LISTED.match(s)) for s in said]
 
 
 def in_context(said: Sequence[str], title: str = "") -> list[str]:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from plugyard.reasoning.questions import Question, rank, read, spans, stems
+from plugyard.reasoning.questions import Question, coverage, rank, read, spans, stems
 from plugyard.reasoning.questions import evidence as statements_of
 
 MAX_EVIDENCE_CHARS = 6_000
 #: Numbered sentences the model is shown, at most.
 MAX_LINES = 8
+#: Tokens a free-form answer may take (a date, a name or yes/no takes 64 at most).
+MAX_TOKENS_FREE = 256
 #: The answer first: a model asked for a verdict before its answer commits to the verdict
 #: before it has read for the answer (measured: "no-context" beside the right date).
 ANSWER_SCHEMA = {
@@ -68,7 +70,11 @@ async def solve(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
         asked += "\nHow to answer: " + " ".join(str(g) for g in guidance)
     user = "Evidence:\n" + "\n".join(numbered) + f"\n\nQuestion: {asked}"
     messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
-    reply = await llm.chat(messages, role="goal-solver", json_schema=ANSWER_SCHEMA)
+    # A short answer is a few tokens; bounding them bounds the call on a slow machine.
+    limit = MAX_TOKENS_FREE if question.form == "free" and not question.wants_span else 64
+    reply = await llm.chat(
+        messages, role="goal-solver", json_schema=ANSWER_SCHEMA, max_tokens=limit
+    )
     data = reply.get("json") if isinstance(reply.get("json"), dict) else {}
     answer = _tidy(str(data.get("answer") or ""), question)
     said_unknown = answer.strip(" .").lower() in (UNKNOWN, "no-context", "none", "n/a", "")
@@ -127,9 +133,12 @@ def _supporting(
         text = lines[n - 1][2]
         return len(words & (set(stems(text)) | set(re.findall(r"\d[\d,.]*", text))))
 
-    kept = [n for n in dict.fromkeys(said) if shared(n) > 0 or not words]
+    if not words:  # yes or no: the cited lines that are about the question
+        kept = [n for n in dict.fromkeys(said) if coverage(question, lines[n - 1][2]) >= 0.33]
+    else:
+        kept = [n for n in dict.fromkeys(said) if shared(n) > 0]
     if kept:
-        return kept
+        return kept[:3]
     if not lines:
         return []
     about = set(question.terms)
