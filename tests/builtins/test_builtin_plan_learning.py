@@ -242,3 +242,54 @@ def test_a_governed_yard_keeps_the_planners_state_in_its_store(tmp_path: Path) -
     learnt = next(n for n in notes if n.startswith("kb: learnt"))
     seen = sum(int(n) for n in re.findall(r"\((\d+) seen\)", learnt))
     assert seen >= 3, notes  # each of the three earlier requests taught at least one KB
+
+
+BUNDLED_SOLVERS = {
+    "kb": [],
+    "goalSolver": [
+        {
+            "id": "gs-extractive",
+            "plannerHints": {**hints(0.6, ["lookup"]), "relativeCost": 0.03},
+        },
+        {
+            "id": "gs-llm",
+            "usesLLM": True,
+            "plannerHints": {**hints(0.75, ["explain"]), "relativeCost": 0.5},
+        },
+    ],
+}
+
+
+def plan_with(model: str | None, prompt: str = "When was it built?", **more: Any) -> Any:
+    target = plugin_target("plan-learning")
+    operation = target.descriptor.operation("build_plan")
+    assert operation is not None
+    context = CallContext(
+        request_id="m1",
+        budgets={"llmCalls": 4},
+        extra={"requestId": "m1", "modelSettings": {"model": model}},
+    )
+    params = {
+        "prompt": prompt,
+        "intents": [{"act": "lookup", "topic": "general"}],
+        "candidates": BUNDLED_SOLVERS,
+        **more,
+    }
+    answer = asyncio.run(
+        InProcessRuntime().invoke(target, operation, params, context, Host(Storage()))
+    )
+    assert isinstance(answer, Outcome) and answer.error is None, answer
+    return answer.data
+
+
+def test_with_a_model_to_call_the_model_backed_solver_goes_first() -> None:
+    assert plan_with("embedded:some-model")["goalSolverOrder"] == ["gs-llm", "gs-extractive"]
+    assert plan_with(None)["goalSolverOrder"] == ["gs-extractive", "gs-llm"]
+
+
+def test_a_solver_rejected_in_this_request_goes_last_and_compound_questions_decompose() -> None:
+    rejected = [{"outcome": "rejected", "goalSolver": "gs-llm"}]
+    again = plan_with("embedded:some-model", previousAttempts=rejected)
+    assert again["goalSolverOrder"] == ["gs-extractive", "gs-llm"]
+    compound = plan_with(None, "How tall is the Eiffel Tower and when was it finished?")
+    assert compound["decompose"] is True

@@ -118,13 +118,59 @@ def test_gs_llm_answers_from_the_evidence_with_citations() -> None:
     answer, requests = asyncio.run(
         with_fake([reply], "gs-llm", "solve", {"prompt": "Exports?", "context": evidence})
     )
-    assert answer.status == "success" and answer.data["responseMarkdown"] == "Cloves [1]."
+    assert answer.status == "success" and answer.data["responseMarkdown"] == "Cloves. [1]"
     assert answer.data["responseDocument"]["citations"] == [
-        {"index": 1, "title": "Zanzibar", "sourceLink": "doc#1"}
+        {
+            "index": 1,
+            "title": "Zanzibar",
+            "sourceLink": "doc#1",
+            "unitId": "",
+            "text": "Zanzibar exports cloves.",
+        }
     ]
     user = requests[0]["messages"][-1]["content"]
     assert "[1] Zanzibar: Zanzibar exports cloves." in user
     assert answer.cost["llm_calls"] == 1
+
+
+EIFFEL = [
+    {
+        "title": "Eiffel Tower",
+        "sourceLink": "eiffel.md",
+        "text": "The Eiffel Tower is a wrought-iron tower in Paris. It was designed by the "
+        "company of the engineer Gustave Eiffel.",
+    },
+    {
+        "title": "Building it",
+        "sourceLink": "eiffel.md",
+        "text": "Work on the foundations started in 1887, and the tower was completed on "
+        "31 March 1889 for the World's Fair. It stands 330 metres (1,083 ft) high.",
+    },
+]
+
+
+def test_gs_llm_cites_the_sentence_its_answer_rests_on_when_the_model_cites_none() -> None:
+    reply = Reply.json({"status": "answered", "answer": "31 March 1889", "citations": []})
+    prompt = "When was the Eiffel Tower finished?"
+    answer, requests = asyncio.run(
+        with_fake([reply], "gs-llm", "solve", {"prompt": prompt, "context": EIFFEL})
+    )
+    cited = answer.data["responseDocument"]["citations"]
+    assert [c["sourceLink"] for c in cited] == ["eiffel.md"]
+    assert "completed on 31 March 1889" in cited[0]["text"]
+    assert answer.data["responseMarkdown"] == "31 March 1889 [1]"
+    user = requests[0]["messages"][-1]["content"]
+    assert "Answer with the date" in user
+
+
+def test_gs_llm_keeps_the_model_to_the_form_asked() -> None:
+    reply = Reply.json({"status": "answered", "answer": "No, it is in Paris.", "citations": [1]})
+    prompt = "Is the Eiffel Tower in London? Answer Yes or No."
+    answer, _ = asyncio.run(
+        with_fake([reply], "gs-llm", "solve", {"prompt": prompt, "context": EIFFEL})
+    )
+    assert answer.data["responseMarkdown"] == "No"
+    assert "in Paris" in answer.data["responseDocument"]["citations"][0]["text"]
 
 
 def test_gs_llm_without_evidence_makes_no_call() -> None:
@@ -234,3 +280,100 @@ def test_a_model_backed_plugin_needs_a_clear_lead_over_an_offline_one() -> None:
     }
     plan = run("plan-static", "build_plan", prompt="p", candidates=candidates).data
     assert plan["goalSolverOrder"] == ["gs-offline", "gs-model"]
+
+
+# ------------------------------------------------------------------------ answering the kind asked
+
+
+def extractive(prompt: str, **more: Any) -> dict[str, Any]:
+    return dict(run("gs-extractive", "solve", prompt=prompt, context=EIFFEL, **more).data)
+
+
+def test_gs_extractive_answers_a_when_question_with_the_date() -> None:
+    data = extractive("When was the Eiffel Tower finished?", frameDepth=1)
+    assert data["responseMarkdown"].startswith("31 March 1889 — ")
+    assert "completed on 31 March 1889" in data["responseDocument"]["citations"][0]["text"]
+
+
+def test_gs_extractive_answers_how_tall_with_the_measure_of_a_later_sentence() -> None:
+    data = extractive("How tall is the Eiffel Tower?")
+    assert data["responseDocument"]["answer"] == "330 metres"
+    assert (
+        data["responseDocument"]["citations"][0]["text"] == "It stands 330 metres (1,083 ft) high."
+    )
+
+
+def test_gs_extractive_splits_a_compound_question_with_its_subject() -> None:
+    data = extractive("How tall is the Eiffel Tower and when was it finished?")
+    assert data["status"] == "needs-decomposition"
+    assert data["responseDocument"]["subtasks"] == [
+        "How tall is the Eiffel Tower?",
+        "When was the Eiffel Tower finished?",
+    ]
+
+
+def test_gs_extractive_obeys_yes_or_no_and_single_word() -> None:
+    no = extractive("Is the Eiffel Tower in London? Answer Yes or No.")
+    assert no["responseMarkdown"] == "No" and no["responseDocument"]["citations"]
+    yes = extractive("Was the tower completed in 1889? Answer Yes or No.")
+    assert yes["responseMarkdown"] == "Yes"
+    assert "1889" in yes["responseDocument"]["citations"][0]["text"]
+    who = extractive("Who designed the Eiffel Tower? Answer with a single word.")
+    assert who["responseMarkdown"] == who["responseDocument"]["answer"] == "Eiffel"
+
+
+def test_kb_lexical_returns_the_sentences_about_the_question() -> None:
+    found = run(
+        "kb-lexical", "retrieve", prompt="How tall is the Eiffel Tower?", context=EIFFEL
+    ).data
+    units = found["resolvedIntents"][0]["units"]
+    assert units[0]["text"] == "It stands 330 metres (1,083 ft) high."
+    assert units[0]["sourceLink"] == "eiffel.md" and units[0]["title"] == "Building it"
+
+
+def test_val_grounded_rejects_an_answer_that_does_not_address_the_question() -> None:
+    def verdict(prompt: str, answer: str) -> str:
+        data = run("val-grounded", "validate", prompt=prompt, answer=answer, context=EIFFEL).data
+        return str(data["verdict"])
+
+    assert verdict("When was it finished?", "The Eiffel Tower is a tower in Paris.") == "rejected"
+    assert verdict("When was it finished?", "On 31 March 1889. [1]") == "accepted"
+    assert verdict("How tall is it?", "It is a wrought-iron tower.") == "rejected"
+    assert verdict("Is it in Paris? Answer Yes or No.", "It is in Paris.") == "rejected"
+    assert verdict("Who designed it? One word.", "Gustave Eiffel") == "rejected"
+    assert verdict("When was it finished?", "In 1899. [1]") == "rejected"  # not in the evidence
+    assert verdict("How tall is it?", "1083 ft [2]") == "accepted"
+
+
+def test_plan_static_with_a_model_to_call_puts_the_model_backed_solver_first() -> None:
+    candidates = {
+        "kb": [],
+        "goalSolver": [candidate("gs-model", 0.65, llm=True), candidate("gs-offline", 0.6)],
+    }
+    target = plugin_target("plan-static")
+    operation = (RUNTIME.describe(target) or target.descriptor).operation("build_plan")
+    assert operation is not None
+
+    def plan(model: str | None, left: int) -> list[str]:
+        context = CallContext(
+            request_id="t",
+            budgets={"llmCalls": left},
+            extra={"modelSettings": {"model": model}},
+        )
+        params = {"prompt": "p", "candidates": candidates}
+        answer = asyncio.run(RUNTIME.invoke(target, operation, params, context, None))
+        assert isinstance(answer, Outcome)
+        return list(answer.data["goalSolverOrder"])
+
+    assert plan("embedded:some-model", 4) == ["gs-model", "gs-offline"]
+    assert plan("embedded:some-model", 0) == ["gs-offline", "gs-model"]  # no call left
+    assert plan(None, 4) == ["gs-offline", "gs-model"]
+
+
+def test_plan_static_decomposes_a_compound_question() -> None:
+    candidates = {"kb": [], "goalSolver": [candidate("gs-1", 0.6)]}
+    prompt = "How tall is the Eiffel Tower and when was it finished?"
+    plan = run("plan-static", "build_plan", prompt=prompt, candidates=candidates).data
+    assert plan["decompose"] is True and plan["framePurpose"] == "subtask-decomposition"
+    single = run("plan-static", "build_plan", prompt="How tall is it?", candidates=candidates).data
+    assert single["decompose"] is False

@@ -108,6 +108,6 @@ def test_the_decomposer_splits_intents_then_questions() -> None:
     ]
     assert split(Task("Explain the tower and why it was built there")) == [
         "Explain the tower",
-        "why it was built there",
+        "Why it was built there",
     ]
     assert split(Task("Just one question")) == ["Just one question"]

@@ -6,7 +6,15 @@ from __future__ import annotations
 import asyncio
 import shutil
 from pathlib import Path
+from typing import Any
 
+from plugyard.discovery.embedders import HashingEmbedder
+from plugyard.llm import OpenAIChatModel, RetryPolicy
+from plugyard.llm.testing import FakeModelServer, Reply
+from plugyard.reasoning.record import MemoryOutcomeStore
+from plugyard.reasoning.service import ReasoningService
+from plugyard.reasoning.session import MemorySessionStore
+from plugyard.store.keys import ADMIN_ROLE
 from plugyard.yard import Settings, Yard
 
 HERE = Path(__file__).resolve().parent
@@ -24,8 +32,11 @@ def test_the_bundled_plugins_answer_offline_with_citations(tmp_path: Path) -> No
         async def turns() -> tuple:
             session = await yard.reasoning.create_session()
             await yard.reasoning.add_source(session.id, "atlas.md", ATLAS)
-            first = await yard.reason("What does Zanzibar export?", session=session.id)
-            second = await yard.reason("Which river flows through Paris?", session=session.id)
+            # A budget of no model call: the offline plugins alone.
+            first = await yard.reason("What does Zanzibar export?", session=session.id, budget=0)
+            second = await yard.reason(
+                "Which river flows through Paris?", session=session.id, budget=0
+            )
             return first, second
 
         first, second = asyncio.run(turns())
@@ -54,7 +65,7 @@ def test_an_mrp_wrapper_subprocess_runs_as_a_kb_stage(tmp_path: Path) -> None:
     )
     with Yard.from_settings(settings) as yard:
         assert yard.registry.require("kb-wrapped").available
-        answer = asyncio.run(yard.reason("What is a tort?", pins={"kb": "kb-wrapped"}))
+        answer = asyncio.run(yard.reason("What is a tort?", pins={"kb": "kb-wrapped"}, budget=0))
     assert answer.status == "answered" and "civil wrong" in (answer.answer or "")
     kb = [s for s in answer.record.stages if s.stage == "kb"]
     assert [(s.plugin_id, s.status, s.sufficient) for s in kb] == [("kb-wrapped", "success", True)]
@@ -103,3 +114,86 @@ def test_mrp_vms_published_descriptors_are_listed_but_never_run(tmp_path: Path) 
     assert answer.status == "answered"
     assert pinned.status == "failure" and pinned.error is not None
     assert pinned.error.code == "plugin_unavailable"
+
+
+EIFFEL = (
+    "The Eiffel Tower is a wrought-iron tower in Paris. It was designed by the company of "
+    "the engineer Gustave Eiffel.\n\nWork on the foundations started in 1887, and the tower "
+    "was completed on 31 March 1889 for the World's Fair. It stands 330 metres (1,083 ft) "
+    "high and was the world's highest structure for 41 years."
+)
+COMPOUND = "How tall is the Eiffel Tower and when was it finished?"
+
+
+def test_a_compound_question_is_answered_part_by_part_offline(tmp_path: Path) -> None:
+    settings = Settings(database=str(tmp_path / "y.db"), embedder="hashing")
+    with Yard.from_settings(settings) as yard:
+        answer = asyncio.run(yard.reason(COMPOUND, sources={"eiffel.md": EIFFEL}, budget=0))
+    assert answer.status == "answered"
+    text = answer.answer or ""
+    assert "330 metres" in text and "31 March 1889" in text
+    assert text.index("330 metres") < text.index("31 March 1889")  # in the question's order
+    assert "wrought-iron" not in text
+    cited = " ".join(str(c["text"]) for c in answer.citations)
+    assert "330 metres" in cited and "31 March 1889" in cited
+    assert sorted(c["index"] for c in answer.citations) == [1, 2]
+
+
+def _service(yard: Yard, model: OpenAIChatModel) -> ReasoningService:
+    return ReasoningService(
+        yard.executor,
+        yard.registry,
+        MemorySessionStore(),
+        MemoryOutcomeStore(),
+        model=lambda: model,
+        embed=lambda texts: HashingEmbedder(64).embed(texts),
+        application_roles=(ADMIN_ROLE,),
+    )
+
+
+def test_with_a_model_gs_llm_answers_first_and_cites_its_evidence(tmp_path: Path) -> None:
+    settings = Settings(database=str(tmp_path / "y.db"), embedder="hashing")
+    reply = Reply.json({"status": "answered", "answer": "31 March 1889", "citations": [2]})
+
+    async def ask() -> Any:
+        async with FakeModelServer([reply] * 4) as fake:
+            model = OpenAIChatModel(fake.base_url, "fake", retry=RetryPolicy(attempts=1))
+            with Yard.from_settings(settings) as yard:
+                service = _service(yard, model)
+                return await service.reason(
+                    "When was the Eiffel Tower finished?",
+                    sources={"eiffel.md": EIFFEL},
+                    pins={"planner": "plan-static"},
+                )
+
+    answer = asyncio.run(ask())
+    assert answer.status == "answered" and answer.answer.startswith("31 March 1889")
+    solvers = [s.plugin_id for s in answer.record.stages if s.stage == "goal-solver"]
+    assert solvers == ["gs-llm"]
+    assert "completed on 31 March 1889" in answer.citations[0]["text"]
+
+
+def test_a_model_answer_that_misses_the_question_backtracks_to_the_next_plan(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(database=str(tmp_path / "y.db"), embedder="hashing")
+    off_topic = Reply.json(
+        {"status": "answered", "answer": "It is a wrought-iron tower.", "citations": [1]}
+    )
+
+    async def ask() -> Any:
+        async with FakeModelServer([off_topic] * 4) as fake:
+            model = OpenAIChatModel(fake.base_url, "fake", retry=RetryPolicy(attempts=1))
+            with Yard.from_settings(settings) as yard:
+                return await _service(yard, model).reason(
+                    "When was the Eiffel Tower finished?",
+                    sources={"eiffel.md": EIFFEL},
+                    pins={"planner": "plan-static"},
+                )
+
+    answer = asyncio.run(ask())
+    assert answer.status == "answered" and (answer.answer or "").startswith("31 March 1889")
+    verdicts = [(s.plugin_id, s.status) for s in answer.record.stages if s.stage == "validation"]
+    assert verdicts == [("val-grounded", "rejected"), ("val-grounded", "accepted")]
+    solvers = [s.plugin_id for s in answer.record.stages if s.stage == "goal-solver"]
+    assert solvers[0] == "gs-llm" and solvers[-1] == "gs-extractive"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from plugyard.manifest.families import WEAK_STATUSES
+from plugyard.reasoning import questions
 from plugyard.reasoning.limits import Limits
 from plugyard.reasoning.plan import Plan
 from plugyard.reasoning.retrieval import retrieve
@@ -28,7 +29,7 @@ from plugyard.reasoning.units import Unit, merged
 from plugyard.runtimes.base import ErrorInfo
 
 _QUESTIONS = re.compile(r"(?<=[?;])\s+|\n+")
-_AND = re.compile(r",?\s+\band (?:also |then )?(?=(?:what|why|how|when|where|which|who)\b)", re.I)
+_CITED = re.compile(r"\[(\d+)\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +138,7 @@ def split(task: Task) -> list[str]:
     parts = [p.strip() for p in _QUESTIONS.split(task.prompt) if len(p.strip().split()) >= 2]
     if len(parts) > 1:
         return parts
-    halves = [p.strip() for p in _AND.split(task.prompt, maxsplit=1) if p.strip()]
-    return halves if len(halves) > 1 else [task.prompt]
+    return questions.parts(task.prompt)
 
 
 def _fold(folded: list[tuple[str, Solved]]) -> Solved:
@@ -152,16 +152,36 @@ def _fold(folded: list[tuple[str, Solved]]) -> Solved:
         )
     if len(folded) == 1:
         return answered[0][1]
-    sections = [
-        f"**{part}**\n\n{s.answer if s.kind == 'answered' else '_No answer was found._'}"
-        for part, s in folded
-    ]
-    citations = tuple(c for _, s in answered for c in s.citations)
+    # Each part numbers its citations from 1: the whole answer numbers them in turn.
+    sections: list[str] = []
+    citations: list[Mapping[str, Any]] = []
+    for part, solved in folded:
+        if solved.kind != "answered":
+            sections.append(f"**{part}**\n\n_No answer was found._")
+            continue
+        offset = len(citations)
+        own = {c.get("index"): i + 1 + offset for i, c in enumerate(solved.citations)}
+        citations += [{**c, "index": own[c.get("index")]} for c in solved.citations]
+        text = _renumbered(solved.answer or "", own)
+        sections.append(f"**{part}**\n\n{text}")
     document = {
-        "subtasks": [{"task": part, "answer": s.answer, "status": s.kind} for part, s in folded]
+        "subtasks": [
+            {"task": part, "answer": s.answer, "status": s.kind, "short": _short(s)}
+            for part, s in folded
+        ]
     }
     solvers = ",".join(dict.fromkeys(s.solver or "" for _, s in answered))
-    return Solved("answered", "\n\n".join(sections), document, citations, evidence, solvers)
+    return Solved("answered", "\n\n".join(sections), document, tuple(citations), evidence, solvers)
+
+
+def _renumbered(text: str, numbers: Mapping[Any, int]) -> str:
+    return _CITED.sub(lambda m: f"[{numbers.get(int(m.group(1)), m.group(1))}]", text)
+
+
+def _short(solved: Solved) -> str | None:
+    """A part's answer in brief, when its solver gave one (the date, the measure…)."""
+    found = solved.document.get("answer") if solved.document is not None else None
+    return found if isinstance(found, str) and found.strip() else None
 
 
 def _answered(data: Mapping[str, Any], evidence: tuple[Unit, ...], solver: str) -> Solved:

@@ -1,31 +1,27 @@
 """A DS027 ``kb-plugin`` written as MRP-VM writes them: a class with camelCase methods
 ``retrieve(input, ctx)``, ``onSourceText(input, ctx)`` and ``onSessionEvent(input, ctx)``,
-each answering its family's status object."""
+each answering its family's status object.
+
+Retrieval ranks the sentences of the units it holds by BM25 over the question's key
+terms (and the words an answer may use instead), boosted by the question's entities and
+by a span of the kind the question asks for (a date for "when", a measure for "how
+tall") — ``plugyard.reasoning.questions`` — and answers the best sentences as units of
+their own, each naming the unit it comes from."""
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from typing import Any
 
+from plugyard.reasoning.questions import in_context, rank, read, sentences, statements
+
 TOP_UNITS = 5
-SUFFICIENT_SCORE = 0.5
+#: A sentence is kept when it scores at least this share of the best one.
+KEEP_SHARE = 0.35
+#: A best score at or over this (BM25 with boosts) makes the retrieval sufficient.
+SUFFICIENT_SCORE = 3.0
 MAX_UNITS_PER_SESSION = 5_000
 MAX_SESSIONS = 256
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_STOPWORDS = frozenset(
-    (
-        "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for",
-        "from", "has", "have", "how", "i", "if", "in", "is", "it", "its", "me", "my", "of",
-        "on", "or", "our", "so", "that", "the", "their", "there", "this", "to", "was",
-        "what", "when", "where", "which", "who", "why", "will", "with", "you", "your",
-    )
-)  # fmt: skip
-
-
-def _terms(text: str) -> list[str]:
-    return [w for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOPWORDS]
 
 
 class LexicalKB:
@@ -35,26 +31,36 @@ class LexicalKB:
 
     def retrieve(self, input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
         prompt = str(input.get("prompt") or "")
-        wanted = set(_terms(prompt))
+        question = read(prompt)
         units = [u for u in input.get("context") or [] if isinstance(u, dict)]
         units += self._sessions.get(_session(ctx), [])
         self._touch(_session(ctx))
-        scored = []
+        found: list[tuple[dict[str, Any], int, str]] = []
+        texts: list[str] = []
         for unit in units:
-            words = Counter(_terms(" ".join(str(unit.get(k) or "") for k in ("title", "text"))))
-            shared = wanted & words.keys()
-            if shared:
-                score = len(shared) / len(wanted) / math.log2(2 + sum(words.values()) / 50)
-                scored.append((round(score, 4), unit))
-        scored.sort(key=lambda pair: -pair[0])
-        chosen = [{**unit, "score": score} for score, unit in scored[:TOP_UNITS]]
+            said = sentences(str(unit.get("text") or ""))
+            context = in_context(said, str(unit.get("title") or ""))
+            kept = statements(said)  # a question in a source answers nothing
+            found += [(unit, n, sentence) for n, sentence in enumerate(said) if kept[n]]
+            texts += [c for n, c in enumerate(context) if kept[n]]
+        ranked = [(s, i) for s, i in rank(question, texts) if s > 0]
+        best = ranked[0][0] if ranked else 0.0
+        chosen: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for score, index in ranked:
+            unit, n, sentence = found[index]
+            if score < KEEP_SHARE * best or len(chosen) >= TOP_UNITS or sentence in seen:
+                continue
+            seen.add(sentence)
+            chosen.append(_sentence_unit(unit, n, sentence, score))
         return {
             "status": "success" if chosen else "insufficient",
             "resolvedIntents": [{"prompt": prompt, "units": chosen}] if chosen else None,
-            "sufficient": bool(chosen) and chosen[0]["score"] >= SUFFICIENT_SCORE,
+            "sufficient": bool(chosen) and best >= SUFFICIENT_SCORE,
             "retrievalTrace": {
                 "purpose": "task-evidence",
                 "kuLevelsUsed": ["leaf"],
+                "questionKind": question.kind,
                 "totalKUsConsidered": len(units),
                 "selectedKUCount": len(chosen),
             },
@@ -96,6 +102,13 @@ class LexicalKB:
             self._sessions.move_to_end(session)
         while len(self._sessions) > MAX_SESSIONS:
             self._sessions.popitem(last=False)
+
+
+def _sentence_unit(unit: dict[str, Any], n: int, sentence: str, score: float) -> dict[str, Any]:
+    """One sentence of ``unit`` as a unit: the unit's title, source and scopes, its text."""
+    kept = {k: v for k, v in unit.items() if k not in ("text", "claim", "procedure", "score")}
+    own = unit.get("id")
+    return {**kept, "id": f"{own}#s{n}" if own else f"s{n}", "text": sentence, "score": score}
 
 
 def _session(ctx: dict[str, Any]) -> str:

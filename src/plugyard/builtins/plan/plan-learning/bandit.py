@@ -41,28 +41,32 @@ class Kind:
         return self.explored < EXPLORE_FREE + EXPLORE_SHARE * self.requests
 
 
-def prior(candidate: dict[str, Any], act: str, topic: str) -> tuple[float, float]:
-    """Beta(α, β) from the candidate's planner hints, worth PRIOR_WEIGHT observations."""
+def prior(
+    candidate: dict[str, Any], act: str, topic: str, model: bool = False
+) -> tuple[float, float]:
+    """Beta(α, β) from the candidate's planner hints, worth PRIOR_WEIGHT observations. With
+    a model to call, a model-backed candidate is taken to serve every act."""
     hints = candidate.get("plannerHints") or {}
     confidence = hints.get("confidenceWhenMatched")
     confidence = float(confidence) if isinstance(confidence, int | float) else 0.5
     topics = [t for t in hints.get("topicTags") or [] if t != "general"]  # no specialty
     matched = act in (hints.get("supportedActs") or []) or topic in topics
+    matched = matched or (model and bool(candidate.get("usesLLM")))
     mean = min(max(confidence if matched else UNMATCHED * confidence, 0.02), 0.98)
     return mean * PRIOR_WEIGHT, (1 - mean) * PRIOR_WEIGHT
 
 
 def posterior(
-    kind: Kind, stage: str, candidate: dict[str, Any], act: str, topic: str
+    kind: Kind, stage: str, candidate: dict[str, Any], act: str, topic: str, model: bool = False
 ) -> tuple[float, float]:
-    a, b = prior(candidate, act, topic)
+    a, b = prior(candidate, act, topic, model)
     wins, losses = kind.counts(stage, candidate["id"])
     return a + wins, b + losses
 
 
 def choose(
     kind: Kind, candidates: dict[str, list[dict[str, Any]]], act: str, topic: str,
-    rng: random.Random,
+    rng: random.Random, model: bool = False,
 ) -> tuple[dict[str, list[str]], bool, list[str]]:  # fmt: skip
     """The orders per stage, whether they explore, and the notes that say why."""
     greedy: dict[str, list[str]] = {}
@@ -72,8 +76,8 @@ def choose(
     for stage, key in STAGES:
         ranked = []
         for candidate in candidates.get(key) or []:
-            a, b = posterior(kind, stage, candidate, act, topic)
-            cost = _cost(candidate)
+            a, b = posterior(kind, stage, candidate, act, topic, model)
+            cost = _cost(candidate, model)
             rows.setdefault(stage, {})[candidate["id"]] = (a, b, cost)
             ranked.append((candidate["id"], a / (a + b) - cost, rng.betavariate(a, b) - cost))
         greedy[stage] = [r[0] for r in sorted(ranked, key=lambda r: (-r[1], r[0]))]
@@ -141,11 +145,11 @@ def _count(kind: Kind, stage: str, plugin: str, success: bool) -> None:
     kind.counts(stage, plugin)[0 if success else 1] += 1
 
 
-def _cost(candidate: dict[str, Any]) -> float:
+def _cost(candidate: dict[str, Any], model: bool = False) -> float:
     """What trying the plugin costs, in units of success: a fifth of its relative cost,
-    and 0.1 for a model call — a model-backed plugin goes first only when it is that
-    much likelier to succeed."""
+    and 0.1 for a model call when no model is ready to take it — a model-backed plugin
+    then goes first only when it is that much likelier to succeed."""
     hints = candidate.get("plannerHints") or {}
     cost = hints.get("relativeCost")
     value = float(cost) if isinstance(cost, int | float) and math.isfinite(cost) else 0.5
-    return 0.2 * value + (0.1 if candidate.get("usesLLM") else 0.0)
+    return 0.2 * value + (0.1 if candidate.get("usesLLM") and not model else 0.0)

@@ -7,6 +7,8 @@ import random
 from collections import OrderedDict
 from typing import Any
 
+from plugyard.reasoning.questions import parts
+
 from .bandit import Kind, choose, learn
 
 ID = "plan-learning"
@@ -24,14 +26,29 @@ class LearningPlanner:
         act, topic = _kind_of(input)
         key = f"{act}|{topic}"
         kind, where = self._kind(key, host)
-        orders, explored, notes = choose(kind, input.get("candidates") or {}, act, topic, self._rng)
+        model = _model_ready(ctx)
+        candidates = input.get("candidates") or {}
+        orders, explored, notes = choose(kind, candidates, act, topic, self._rng, model)
         preferred = input.get("sessionPreferences") or {}
         for stage, order in orders.items():
             if preferred.get(stage) in order:
                 order.remove(preferred[stage])
                 order.insert(0, preferred[stage])
+        rejected = [
+            a.get("goalSolver")
+            for a in input.get("previousAttempts") or []
+            if isinstance(a, dict) and a.get("outcome") == "rejected"
+        ]
+        order = orders.get("goal-solver", [])
+        for solver in rejected:
+            if solver in order:  # rejected in this request: tried last now
+                order.remove(solver)
+                order.append(solver)
         if where:
             notes.append(where)
+        compound = len(parts(str(input.get("prompt") or ""))) > 1
+        if compound:
+            notes.append("a compound question: each part retrieved and answered on its own")
         request = str(ctx.get("requestId") or ctx.get("request_id") or "")
         self._pending[request] = (key, explored)
         while len(self._pending) > MAX_PENDING:
@@ -40,8 +57,8 @@ class LearningPlanner:
             "plannerPluginId": ID,
             "kbPluginOrder": orders.get("kb", []),
             "goalSolverOrder": orders.get("goal-solver", []),
-            "decompose": False,
-            "framePurpose": None,
+            "decompose": compound,
+            "framePurpose": "subtask-decomposition" if compound else None,
             "notes": notes,
         }
 
@@ -68,6 +85,15 @@ class LearningPlanner:
         storage = _storage(host)
         if storage is not None:
             storage.put(f"kind:{key}", kind.to_json())
+
+
+def _model_ready(ctx: dict[str, Any]) -> bool:
+    """Whether the request has a model to call: one is named and the budget allows a call."""
+    settings = ctx.get("modelSettings") if isinstance(ctx, dict) else None
+    named = isinstance(settings, dict) and bool(settings.get("model"))
+    budgets = ctx.get("budgets") if isinstance(ctx, dict) else None
+    left = budgets.get("llmCalls") if isinstance(budgets, dict) else None
+    return named and (not isinstance(left, int | float) or left > 0)
 
 
 def _storage(host: Any) -> Any:

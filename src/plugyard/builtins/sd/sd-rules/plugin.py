@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from plugyard.reasoning.questions import sentences
+
 MAX_UNITS = 2_000
 SENTENCES_PER_UNIT = 5
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 #: The act of an intent, by the words that announce it (first match wins).
@@ -92,6 +93,9 @@ _SCOPES = (
             "be brief",
             "concise",
             "in one word",
+            "single word",
+            "one word",
+            "yes or no",
             "in one sentence",
             "markdown",
             "table",
@@ -181,7 +185,7 @@ def _is_intent(sentence: str) -> bool:
 def _sentences(text: str) -> list[str]:
     out = []
     for line in text.splitlines():
-        out += [s.strip() for s in _SENTENCE.split(line) if s.strip()]
+        out += sentences(line)  # no break after "Dr." or an initial
     return out
 
 
