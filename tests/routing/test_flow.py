@@ -96,7 +96,7 @@ def test_invalid_parameters_get_one_repair_round_with_the_validators_message(yar
 
 def test_invalid_parameters_twice_is_the_executors_error(yard: Yard) -> None:
     script = [choose("r-ref", "lookup", code="x"), choose("r-ref", "lookup", code="y")]
-    answer, _ = ask(yard, script, "currency x", ("r-ref",))
+    answer, _ = ask(yard, script, "currency x, or else y", ("r-ref",))
     assert answer.error is not None and answer.error.code == "invalid_parameters"
 
 

@@ -52,7 +52,8 @@ class Flows:
 
         finding = self.finding
         return Router(self.execution.executor, finding.search, self.governing.rights,
-                      self.model, teacher=Teacher(finding))  # fmt: skip
+                      self.model, teacher=Teacher(finding),
+                      governance=self.governing.governance)  # fmt: skip
 
     @part
     def chat(self) -> ChatFlow:
