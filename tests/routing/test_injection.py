@@ -114,3 +114,36 @@ def test_an_obeyed_injection_has_no_side_effect(
     for step in answer.steps:
         if step.choice and "plugin" in step.choice:
             assert (step.choice["plugin"], step.choice["operation"]) in offered
+
+
+def test_a_held_side_effect_runs_once_when_its_caller_confirms(yard: Yard) -> None:
+    answer = scenario(yard, "wipe", "admin", "generate", "tool_output")
+    assert answer.status == "pending_confirmation" and answer.pending is not None
+    assert not SIDE_EFFECTS
+    receipt = answer.pending["receipt"]
+    flow = router(yard)
+    first = asyncio.run(flow.confirm(receipt))
+    assert first.status == "success", first
+    assert SIDE_EFFECTS == [("r-wipe", "wipe", {"disk": "sda"})]
+    again = asyncio.run(flow.confirm(receipt))
+    assert again.error is not None and again.error.code == "receipt_used"
+    assert len(SIDE_EFFECTS) == 1
+
+
+def test_only_the_caller_it_was_held_for_may_confirm(yard: Yard) -> None:
+    answer = scenario(yard, "wipe", "admin", "generate", "tool_output")
+    assert answer.pending is not None
+    other = asyncio.run(router(yard).confirm(answer.pending["receipt"], subject="mallory"))
+    assert other.error is not None and other.error.code == "invalid_receipt"
+    forged = asyncio.run(router(yard).confirm("pyr_" + "x" * 43))
+    assert forged.error is not None and forged.error.code == "invalid_receipt"
+    assert not SIDE_EFFECTS
+
+
+def test_a_confirmed_write_the_policy_wants_approved_still_waits_for_its_approver(
+    yard: Yard,
+) -> None:
+    answer = scenario(yard, "transfer", "admin", "generate", "tool_output")
+    assert answer.status == "pending_confirmation" and answer.pending is not None
+    confirmed = asyncio.run(router(yard).confirm(answer.pending["receipt"]))
+    assert confirmed.status == "pending_approval" and not SIDE_EFFECTS

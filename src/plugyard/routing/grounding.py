@@ -30,6 +30,8 @@ from typing import Any
 
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
 _CLOCK = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\b\.?", re.IGNORECASE)
+#: The letters of an ISO 8601 date and time ("2024-03-10T14:30Z"), which are not words.
+_ISO_LETTERS = re.compile(r"(?<=\d)[TZ](?=\d|\b)")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _CODE = re.compile(r"[(){}\[\]=<>*+^|;\\$]|\b(select|from|where)\b", re.IGNORECASE)
 _SCALES = {"hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9}
@@ -241,7 +243,7 @@ def _why(value: Any, evidence: Evidence) -> str | None:
         return f"{_show(missing[0])} in {value!r} does not appear in the request"
     if _CODE.search(value):
         return None  # an expression or a query: its numbers are what a model can invent
-    words = [w for w in words_in(value) if w not in _FILLER]
+    words = [w for w in words_in(_ISO_LETTERS.sub(" ", value)) if w not in _FILLER]
     if not words:
         return None
     grounded = sum(1 for w in words if evidence.has_word(w))
