@@ -62,7 +62,7 @@ class Flows:
         from plugyard.routing.chat import ChatFlow
 
         return ChatFlow(self.execution.executor, self.finding.search, self.governing.rights,
-                        self.model)  # fmt: skip
+                        self.model, self.governing.governance)  # fmt: skip
 
     async def ask(self, /, message: str, **options: Any) -> Answer:
         """Route ``message`` to the operations the caller may call and answer it:
