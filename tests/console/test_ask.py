@@ -56,8 +56,8 @@ def test_an_answer_shows_each_step(admin: TestClient, yard: Yard) -> None:
 def test_steps_stream_as_they_finish(admin: TestClient, yard: Yard) -> None:
     script(yard)
     page = admin.get("/console/ask").text
-    reply = admin.post("/console/ask", data={"csrf_token": csrf_of(page), "message": "3 km in miles?"},
-                       headers={"accept": "text/event-stream"})  # fmt: skip
+    form = {"csrf_token": csrf_of(page), "message": "3 km in miles?"}
+    reply = admin.post("/console/ask", data=form, headers={"accept": "text/event-stream"})
     events = re.findall(r"event: (\w+)\n", reply.text)
     assert events == ["step", "result"]
 

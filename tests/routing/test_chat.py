@@ -185,8 +185,9 @@ def test_a_write_chosen_after_tool_output_is_held_for_confirmation(yard: Yard) -
 
 
 def test_an_ungrounded_call_goes_back_once_then_asks_the_user(yard: Yard) -> None:
-    script = [Reply.tool_call("unit-convert__convert",
-                              {"value": 10, "from_unit": "km", "to_unit": "mi"})] * 2
+    script = [
+        Reply.tool_call("unit-convert__convert", {"value": 10, "from_unit": "km", "to_unit": "mi"})
+    ] * 2
     done, fake = complete(yard, script, user("Convert 350 F to C"), ("unit-convert",))
     assert [(r.status, r.error_code) for r in done.runs] == [
         ("needs_input", "argument_ungrounded")] * 2  # fmt: skip

@@ -28,7 +28,9 @@ def test_strings_scalars_and_nothing() -> None:
     assert compose("  hello  ") == "hello"
     assert compose(None) == "Done."
     assert compose(42) == "42"
-    assert compose([{"name": "a", "size": 3}, {"text": "b is big"}]) == "- name a, size 3\n- b is big"
+    assert (
+        compose([{"name": "a", "size": 3}, {"text": "b is big"}]) == "- name a, size 3\n- b is big"
+    )
 
 
 def test_made_up_numbers_and_names_are_found_and_rounding_is_not() -> None:

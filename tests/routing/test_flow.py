@@ -281,8 +281,12 @@ def test_an_invented_optional_argument_is_dropped_and_noted(yard: Yard) -> None:
     script = [choose("time-zones", "list_zones", contains="tokyo", limit=7)]
     answer, _ = ask(yard, script, "which zone is Tokyo in", ("time-zones",))
     assert answer.status == "answered", answer.to_dict()
-    assert answer.steps[0].choice == {"plugin": "time-zones", "operation": "list_zones",
-                                      "arguments": {"contains": "tokyo"}, "final": True}
+    assert answer.steps[0].choice == {
+        "plugin": "time-zones",
+        "operation": "list_zones",
+        "arguments": {"contains": "tokyo"},
+        "final": True,
+    }
     assert any("dropped /limit" in n for n in answer.steps[0].notes)
     assert "Asia/Tokyo" in answer.text
 
@@ -291,7 +295,10 @@ def test_a_post_processed_answer_with_made_up_facts_falls_back_to_the_template(
     yard: Yard,
 ) -> None:
     NOTES["q4"] = "Revenue was 12 million in Oslo."
-    script = [choose("r-summary", "read", name="q4"), Reply.text("Revenue was 15 million in Bergen.")]
+    script = [
+        choose("r-summary", "read", name="q4"),
+        Reply.text("Revenue was 15 million in Bergen."),
+    ]
     answer, _ = ask(yard, script, "summarise the q4 report", ("r-summary",))
     assert answer.status == "answered"
     assert "Bergen" not in answer.text and "Oslo" in answer.text

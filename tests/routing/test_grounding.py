@@ -44,7 +44,9 @@ def test_the_350_f_request_grounds_its_own_values_and_not_the_example() -> None:
 
 
 def test_units_match_their_names_and_abbreviations() -> None:
-    assert bad({"value": 3, "from_unit": "km", "to_unit": "mi"}, "Convert 3 kilometres to miles") == []
+    assert (
+        bad({"value": 3, "from_unit": "km", "to_unit": "mi"}, "Convert 3 kilometres to miles") == []
+    )
     assert bad({"value": 70, "from_unit": "kg", "to_unit": "lb"}, "70 kilograms in pounds") == []
     assert bad({"value": 2, "from_unit": "gal", "to_unit": "L"}, "2 gallons in litres") == []
     assert bad({"value": 3, "from_unit": "GB", "to_unit": "MiB"}, "how many MiB is 3 GB") == []
@@ -75,9 +77,7 @@ def test_defaults_enums_earlier_output_and_expressions() -> None:
     calc = {"type": "object", "properties": {"expression": {}}, "required": ["expression"]}
     said = evidence("17 times 23 plus 4")
     assert check({"expression": "17 * 23 + 4"}, calc, said) == ()
-    assert [u.pointer for u in check({"expression": "17 * 24 + 4"}, calc, said)] == [
-        "/expression"
-    ]
+    assert [u.pointer for u in check({"expression": "17 * 24 + 4"}, calc, said)] == ["/expression"]
     assert check({"expression": "17.5 / 100 * 240"}, calc, evidence("what is 17.5% of 240")) == ()
 
 

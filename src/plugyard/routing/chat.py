@@ -266,15 +266,19 @@ class ChatFlow:
             if run.repaired:
                 run.ending = f"{call.name} was not called: {grounded.question()}"
             run.repaired = True
-            return refused_output("argument_ungrounded", grounded.reason()
-                                  + ". Use only values the user stated, or ask the user.")
+            return refused_output(
+                "argument_ungrounded",
+                grounded.reason() + ". Use only values the user stated, or ask the user.",
+            )
         arguments = grounded.arguments
         if is_side_effect(candidate) and calls.after_output():
             held = calls.hold(candidate, arguments)
             record("pending_confirmation", held=held)
-            run.ending = (f"{call.name} was chosen after a tool's output, so it has not run; "
-                          "it runs only if you confirm it"
-                          + (f" (action {held['action_id']})." if held.get("action_id") else "."))
+            run.ending = (
+                f"{call.name} was chosen after a tool's output, so it has not run; "
+                "it runs only if you confirm it"
+                + (f" (action {held['action_id']})." if held.get("action_id") else ".")
+            )
             return tool_output_pending(held)
         earlier = calls.repeat(candidate, arguments)
         if earlier is not None:

@@ -27,8 +27,42 @@ _DIGITS = re.compile(r"(?<![\d.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
 _CAPITALISED = re.compile(r"(?<![.!?:]\s)(?<!^)\b([A-Z][\w'-]+)")
 #: Capitalised for grammar, not names.
 _COMMON = frozenset(
-    "the a an it its this that there these those i you your we in on at for from by "
-    "yes no note here which what when where who how today tomorrow answer result".split()
+    {
+        "the",
+        "a",
+        "an",
+        "it",
+        "its",
+        "this",
+        "that",
+        "there",
+        "these",
+        "those",
+        "i",
+        "you",
+        "your",
+        "we",
+        "in",
+        "on",
+        "at",
+        "for",
+        "from",
+        "by",
+        "yes",
+        "no",
+        "note",
+        "here",
+        "which",
+        "what",
+        "when",
+        "where",
+        "who",
+        "how",
+        "today",
+        "tomorrow",
+        "answer",
+        "result",
+    }
 )
 
 

@@ -40,6 +40,7 @@ from plugyard.routing.choice import (
     route_tool,
     takes_no_arguments,
 )
+from plugyard.routing.compose import compose, unsupported
 from plugyard.routing.decide import (
     DEFAULT_METHOD,
     Judged,
@@ -54,7 +55,6 @@ from plugyard.routing.failures import (
     failure,
     refused,
 )
-from plugyard.routing.compose import compose, unsupported
 from plugyard.routing.outcomes import Answer, Status
 from plugyard.routing.prompt import known_line, post_process_messages, routing_messages
 from plugyard.routing.retrieve import Search, Teacher, retrieve
@@ -261,7 +261,9 @@ class Router:
                 reason = grounded.reason()
                 if repair is None:
                     repair = (f"argument_ungrounded: {reason}. Use only values the request "
-                              "states; never copy an example from a tool's description")  # fmt: skip
+                              "states and leave out what it does not state (a time of day "
+                              "without a date when it gives no date); never copy an example "
+                              "from a tool's description")  # fmt: skip
                     notes.append(f"repair: {repair}")
                     continue
                 step(choice, "needs_input", error_code="argument_ungrounded", repaired=True,
@@ -347,11 +349,17 @@ class Router:
         assert choice.candidate is not None and run.calls is not None
         candidate = choice.candidate
         pending = run.calls.hold(candidate, choice.arguments)
-        step(choice, "pending_confirmation", repaired=repaired,
-             notes=(*notes, "a write chosen after a tool output waits for your confirmation"))
-        text = (f"{candidate.plugin_id}.{candidate.operation.id} was chosen after a tool's "
-                "output, so it has not run; it runs only if you confirm it"
-                + (f" (action {pending['action_id']})." if pending.get("action_id") else "."))
+        step(
+            choice,
+            "pending_confirmation",
+            repaired=repaired,
+            notes=(*notes, "a write chosen after a tool output waits for your confirmation"),
+        )
+        text = (
+            f"{candidate.plugin_id}.{candidate.operation.id} was chosen after a tool's "
+            "output, so it has not run; it runs only if you confirm it"
+            + (f" (action {pending['action_id']})." if pending.get("action_id") else ".")
+        )
         return run.end("pending_confirmation", text, pending=pending)
 
     def _needs_input(self, run: _Run, candidate: Candidate, grounded: Grounded) -> Answer:

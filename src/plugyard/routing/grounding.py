@@ -275,7 +275,9 @@ def _from(value: Any, described: str) -> bool:
     if isinstance(value, int | float):
         return float(value) in numbers_in(described)
     text = str(value).strip().lower()
-    return bool(text) and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", described.lower()) is not None
+    return (
+        bool(text) and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", described.lower()) is not None
+    )
 
 
 def described_text(description: str, examples: Sequence[Any], parameters: Any) -> str:
