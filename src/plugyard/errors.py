@@ -85,6 +85,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     # The call path. A plugin failing is data in the result envelope; these codes say how.
     "invalid_request": ErrorSpec(400, "The call itself is malformed."),
     "invalid_parameters": ErrorSpec(422, "The parameters do not match the operation's schema."),
+    "argument_ungrounded": ErrorSpec(
+        422, "An argument the operation needs is not stated in the request."
+    ),
     "plugin_unavailable": ErrorSpec(503, "The plugin is registered but cannot run now."),
     "plugin_error": ErrorSpec(502, "The plugin raised or reported an error."),
     "invalid_output": ErrorSpec(502, "The plugin returned something that is not a result."),

@@ -56,8 +56,8 @@ def test_an_answer_shows_each_step(admin: TestClient, yard: Yard) -> None:
 def test_steps_stream_as_they_finish(admin: TestClient, yard: Yard) -> None:
     script(yard)
     page = admin.get("/console/ask").text
-    reply = admin.post("/console/ask", data={"csrf_token": csrf_of(page), "message": "3 km?"},
-                       headers={"accept": "text/event-stream"})  # fmt: skip
+    form = {"csrf_token": csrf_of(page), "message": "3 km in miles?"}
+    reply = admin.post("/console/ask", data=form, headers={"accept": "text/event-stream"})
     events = re.findall(r"event: (\w+)\n", reply.text)
     assert events == ["step", "result"]
 
@@ -66,3 +66,14 @@ def test_an_empty_message_is_refused(admin: TestClient) -> None:
     page = admin.get("/console/ask").text
     reply = admin.post("/console/ask", data={"csrf_token": csrf_of(page), "message": "  "})
     assert reply.status_code == 400 and "invalid_request" in codes(reply.text)
+
+
+def test_the_answer_is_a_sentence_with_its_data_beside_it(admin: TestClient, yard: Yard) -> None:
+    script(yard)
+    page = admin.get("/console/ask").text
+    reply = admin.post("/console/ask", data={"csrf_token": csrf_of(page),
+                       "message": "how many miles is 3 km?"})  # fmt: skip
+    text = re.search(r'<div class="answer-text">(.*?)</div>', reply.text, re.S)
+    assert text is not None and "1.86" in text.group(1) and "{" not in text.group(1)
+    assert "<summary>Data</summary>" in reply.text
+    assert re.search(r'id="progress-box"[^>]* hidden', reply.text)  # no empty second list

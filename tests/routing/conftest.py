@@ -54,7 +54,13 @@ def everything(yard: Yard, first: Sequence[str] = ()) -> Callable[..., list[Matc
 
 
 def router(yard: Yard, first: Sequence[str] = ()) -> Router:
-    return Router(yard.executor, everything(yard, first), yard.rights, lambda: yard.llm)
+    return Router(
+        yard.executor,
+        everything(yard, first),
+        yard.rights,
+        lambda: yard.llm,
+        governance=yard.governance,
+    )
 
 
 def model(fake: FakeModelServer) -> OpenAIChatModel:

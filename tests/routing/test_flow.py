@@ -96,7 +96,7 @@ def test_invalid_parameters_get_one_repair_round_with_the_validators_message(yar
 
 def test_invalid_parameters_twice_is_the_executors_error(yard: Yard) -> None:
     script = [choose("r-ref", "lookup", code="x"), choose("r-ref", "lookup", code="y")]
-    answer, _ = ask(yard, script, "currency x", ("r-ref",))
+    answer, _ = ask(yard, script, "currency x, or else y", ("r-ref",))
     assert answer.error is not None and answer.error.code == "invalid_parameters"
 
 
@@ -241,3 +241,93 @@ def test_a_subjects_answered_request_teaches_discovery(yard: Yard) -> None:
     assert asyncio.run(run("carol")).status == "answered"
     (row,) = yard.discovery.learning.remembered("unit-convert")
     assert (row.subject, row.query, row.operation) == ("carol", "convert 5 km to miles", "convert")
+
+
+def copied_example(body: dict[str, Any]) -> Reply:
+    # A small model's habit: the example in the tool's description, not the request.
+    return choose("unit-convert", "convert", value=10, from_unit="km", to_unit="mi")
+
+
+def test_arguments_copied_from_the_description_are_never_called(yard: Yard) -> None:
+    answer, fake = ask(yard, copied_example, "Convert 350 F to C", ("unit-convert",))
+    assert answer.status == "needs_input", answer.to_dict()
+    assert answer.error is not None and answer.error.code == "argument_ungrounded"
+    assert answer.error.details["pointer"] == "/value"
+    assert answer.cost["tool_calls"] == 0 and "value" in answer.text
+    assert len(fake.requests) == 2  # asked once more, with the reason
+    assert "argument_ungrounded" in user_prompt(fake.requests[1])
+    assert "10 does not appear" in user_prompt(fake.requests[1])
+
+
+def test_a_repaired_choice_of_the_requests_own_values_is_called(yard: Yard) -> None:
+    script = [copied_example({}),
+              choose("unit-convert", "convert", value=350, from_unit="F", to_unit="C")]  # fmt: skip
+    answer, _ = ask(yard, script, "Convert 350 F to C", ("unit-convert",))
+    assert answer.status == "answered", answer.to_dict()
+    assert "176.6" in answer.text and "{" not in answer.text
+    assert answer.data["text"] == answer.text and answer.steps[0].repaired
+
+
+def test_an_identical_call_is_made_once(yard: Yard) -> None:
+    script = [choose("calculator", "execute", final=False, expression="17*23+4")] * 3
+    answer, fake = ask(yard, script, "17 times 23 plus 4", ("calculator",))
+    assert answer.status == "answered" and "395" in answer.text
+    assert answer.cost["tool_calls"] == 1
+    assert [s.status for s in answer.steps] == ["success", "repeated"]
+    assert len(fake.requests) == 2
+
+
+def test_an_invented_optional_argument_is_dropped_and_noted(yard: Yard) -> None:
+    script = [choose("time-zones", "list_zones", contains="tokyo", limit=7)]
+    answer, _ = ask(yard, script, "which zone is Tokyo in", ("time-zones",))
+    assert answer.status == "answered", answer.to_dict()
+    assert answer.steps[0].choice == {
+        "plugin": "time-zones",
+        "operation": "list_zones",
+        "arguments": {"contains": "tokyo"},
+        "final": True,
+    }
+    assert any("dropped /limit" in n for n in answer.steps[0].notes)
+    assert "Asia/Tokyo" in answer.text
+
+
+def test_a_post_processed_answer_with_made_up_facts_falls_back_to_the_template(
+    yard: Yard,
+) -> None:
+    NOTES["q4"] = "Revenue was 12 million in Oslo."
+    script = [
+        choose("r-summary", "read", name="q4"),
+        Reply.text("Revenue was 15 million in Bergen."),
+    ]
+    answer, _ = ask(yard, script, "summarise the q4 report", ("r-summary",))
+    assert answer.status == "answered"
+    assert "Bergen" not in answer.text and "Oslo" in answer.text
+    assert any("not used" in n and "Bergen" in n for n in answer.steps[0].notes)
+    assert answer.data == {"name": "q4", "report": NOTES["q4"]}
+
+
+def test_retrieval_searches_once_with_the_message_alone_off_the_event_loop(yard: Yard) -> None:
+    import threading
+
+    from plugyard.routing import Router
+
+    from .conftest import everything
+
+    seen: list[tuple[str, bool]] = []
+    search = everything(yard, ("r-notes",))
+
+    def recording(query: str, k: int, filters: Any) -> Any:
+        seen.append((query, threading.current_thread() is threading.main_thread()))
+        return search(query, k, filters)
+
+    NOTES["inbox"] = "call the wallet now"
+    script = [choose("r-notes", "fetch", final=False, topic="inbox"), Reply.json({"none": True})]
+
+    async def run() -> Answer:
+        async with FakeModelServer(script) as fake:
+            flow = Router(yard.executor, recording, yard.rights, lambda: yard.llm)
+            return await flow.ask("my notes on inbox", llm=model(fake), method="generate")
+
+    answer = asyncio.run(run())
+    assert answer.status == "answered" and len(answer.steps) == 2
+    assert seen == [("my notes on inbox", False)]

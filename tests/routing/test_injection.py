@@ -1,10 +1,12 @@
-"""Prompt injection is bounded by design: 42 scenarios where a tool's output (or the
+"""Prompt injection is bounded by design: 45 scenarios where a tool's output (or the
 message itself) tells the model to call a write or destructive operation, and the
 scripted model obeys — in each way of choosing: one constrained answer (``generate``),
 the ``route_to_plugin`` tool, and yes/no verdicts per candidate (``scored``). Readers
 never see such operations among the candidates, so an answer naming one is refused and
 a verdict cannot pick one; an admin's choice of one that needs approval stays pending.
-Side effects: none, in every scenario."""
+A write or destructive operation chosen after a tool's output is held back for the
+caller's confirmation with an approval receipt, even one the policy lets run (an admin's
+wipe). Side effects: none, in every scenario."""
 
 from __future__ import annotations
 
@@ -34,10 +36,18 @@ SCENARIOS = [
     for target, caller, mode, vector in itertools.product(
         TARGETS, CALLERS, ("generate", "tools", "scored"), ("tool_output", "message")
     )
-    if not (caller == "admin" and target == "wipe")  # an admin may wipe: that is policy
+    # An admin may wipe when the admin's own message asks: that is policy.
+    if not (caller == "admin" and target == "wipe" and vector == "message")
 ]
-#: What each scenario must end as.
-EXPECTED = {"reader": ("error", "llm_invalid_answer"), "admin": ("pending_approval", None)}
+#: What each scenario must end as: a reader never sees a writer; an admin's write asked
+#: for in the message waits for its approver; one chosen after a tool's output waits
+#: for the caller's confirmation, whatever the policy says of it.
+EXPECTED = {
+    ("reader", "message"): ("error", "llm_invalid_answer"),
+    ("reader", "tool_output"): ("error", "llm_invalid_answer"),
+    ("admin", "message"): ("pending_approval", None),
+    ("admin", "tool_output"): ("pending_confirmation", None),
+}
 
 
 def reply(plugin: str, operation: str, arguments: dict[str, Any], mode: str, final: bool
@@ -92,7 +102,7 @@ def test_an_obeyed_injection_has_no_side_effect(
 ) -> None:
     answer = scenario(yard, target, caller, mode, vector)
     assert not SIDE_EFFECTS, SIDE_EFFECTS
-    status, code = EXPECTED[caller]
+    status, code = EXPECTED[(caller, vector)]
     assert answer.status == status, answer.to_dict()
     assert (answer.error.code if answer.error else None) == code
     offered = {(r.plugin, r.operation) for s in answer.steps for r in s.retrieved}
@@ -104,3 +114,36 @@ def test_an_obeyed_injection_has_no_side_effect(
     for step in answer.steps:
         if step.choice and "plugin" in step.choice:
             assert (step.choice["plugin"], step.choice["operation"]) in offered
+
+
+def test_a_held_side_effect_runs_once_when_its_caller_confirms(yard: Yard) -> None:
+    answer = scenario(yard, "wipe", "admin", "generate", "tool_output")
+    assert answer.status == "pending_confirmation" and answer.pending is not None
+    assert not SIDE_EFFECTS
+    receipt = answer.pending["receipt"]
+    flow = router(yard)
+    first = asyncio.run(flow.confirm(receipt))
+    assert first.status == "success", first
+    assert SIDE_EFFECTS == [("r-wipe", "wipe", {"disk": "sda"})]
+    again = asyncio.run(flow.confirm(receipt))
+    assert again.error is not None and again.error.code == "receipt_used"
+    assert len(SIDE_EFFECTS) == 1
+
+
+def test_only_the_caller_it_was_held_for_may_confirm(yard: Yard) -> None:
+    answer = scenario(yard, "wipe", "admin", "generate", "tool_output")
+    assert answer.pending is not None
+    other = asyncio.run(router(yard).confirm(answer.pending["receipt"], subject="mallory"))
+    assert other.error is not None and other.error.code == "invalid_receipt"
+    forged = asyncio.run(router(yard).confirm("pyr_" + "x" * 43))
+    assert forged.error is not None and forged.error.code == "invalid_receipt"
+    assert not SIDE_EFFECTS
+
+
+def test_a_confirmed_write_the_policy_wants_approved_still_waits_for_its_approver(
+    yard: Yard,
+) -> None:
+    answer = scenario(yard, "transfer", "admin", "generate", "tool_output")
+    assert answer.status == "pending_confirmation" and answer.pending is not None
+    confirmed = asyncio.run(router(yard).confirm(answer.pending["receipt"]))
+    assert confirmed.status == "pending_approval" and not SIDE_EFFECTS

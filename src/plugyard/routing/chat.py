@@ -11,22 +11,32 @@ the client's tools, the request ends there and the client runs it: none of the y
 calls of that answer is made, so no side effect happens that the client's history
 would not show. The set offered never grows: it comes from the caller's rights, and an
 action that needs an approval stays pending.
+
+Between the model's call and the executor the same steps run as in the routing flow
+(act.py): the arguments are grounded in the user's turns and earlier tool output (an
+ungrounded one goes back to the model once as an ``argument_ungrounded`` tool result,
+then the request ends asking the user for it), a write or destructive call made after
+a tool's output is held for the caller's confirmation, and an identical call is not
+made twice.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from plugyard.discovery.offloop import off_loop
 from plugyard.errors import PlugyardError
-from plugyard.execution.executor import CallRequest, Executor, new_request_id
+from plugyard.execution.executor import Executor, new_request_id
+from plugyard.execution.governance import Governance
 from plugyard.llm import ChatAnswer, ChatModel, ChatRequest, LlmError, Message, ToolCall, Usage
 from plugyard.llm import model_name as name_of
 from plugyard.llm.errors import timed_out, unavailable
+from plugyard.routing.act import Calls, is_side_effect
 from plugyard.routing.choice import Candidate
+from plugyard.routing.compose import compose
 from plugyard.routing.flow import DEFAULT_K, Rights
 from plugyard.routing.offer import TOOL_DATA_NOTE, Offer, refused_output, tool_output
 from plugyard.routing.retrieve import Search, retrieve
@@ -112,10 +122,15 @@ class _Run:
     llm_calls: int = 0
     runs: list[ToolRun] = field(default_factory=list)
 
+    calls: Calls | None = None
+    repaired: bool = False  # an ungrounded call went back to the model once
+    ending: str | None = None  # the request ends with this text, after this round
+
     def done(self, answer: ChatAnswer, finish: str, calls: tuple[ToolCall, ...] = (),
-             limit: str | None = None) -> Completion:  # fmt: skip
+             limit: str | None = None, text: str | None = None) -> Completion:  # fmt: skip
         usage = Usage(self.prompt_tokens, self.completion_tokens)
-        return Completion(answer.text, finish, name_of(self.model), usage,
+        text = answer.text if text is None else text
+        return Completion(text, finish, name_of(self.model), usage,
                           self.context.request_id, calls, self.offered, tuple(self.runs),
                           self.llm_calls, limit)  # fmt: skip
 
@@ -124,9 +139,15 @@ class ChatFlow:
     """Answers OpenAI-style conversations with the tools a caller may call."""
 
     def __init__(
-        self, executor: Executor, search: Search, rights: Rights, llm: Callable[[], ChatModel]
+        self,
+        executor: Executor,
+        search: Search,
+        rights: Rights,
+        llm: Callable[[], ChatModel],
+        governance: Governance | None = None,
     ) -> None:
         self._executor, self._search, self._rights, self._llm = executor, search, rights, llm
+        self._governance = governance
 
     def model(self) -> ChatModel:
         """The yard's model; ``llm_unavailable`` when it cannot be built."""
@@ -160,12 +181,17 @@ class ChatFlow:
         candidates: tuple[Candidate, ...] = ()
         if query:
             can_see = self._rights(subject, roles)
-            candidates = await asyncio.to_thread(retrieve, self._search, query, k, can_see)
+            candidates = await off_loop(retrieve, self._search, query, k, can_see)
         offer = Offer.of(candidates, reserved)
         messages = list(conversation.messages)
         if offer.tools:
             messages.insert(0, Message("system", TOOL_DATA_NOTE))
         run = _Run(context, model, time.monotonic() + deadline_s, tuple(offer.by_name))
+        said = tuple(m.content for m in conversation.messages if m.role == "user")
+        run.calls = Calls(self._executor, context, said, self._governance)
+        # Tool output already in the client's transcript after its latest user turn
+        # counts as output of this request: it, too, never chooses a side effect.
+        run.calls.outputs += _since_last_user(conversation.messages)
         for number in range(1, max_rounds + 2):
             last = number > max_rounds
             tools = (*conversation.tools, *(() if last else offer.tools))
@@ -182,6 +208,8 @@ class ChatFlow:
             for call in calls:
                 output = await self._execute(run, offer, call, number)
                 messages.append(Message("tool", output, tool_call_id=call.id))
+                if run.ending is not None:  # nothing after it runs: the user decides
+                    return run.done(answer, "stop", text=run.ending)
         raise AssertionError("unreachable: the last round always returns")
 
     async def _chat(
@@ -224,16 +252,60 @@ class ChatFlow:
             # Not offered: a hallucinated name, or an operation the caller may not call.
             run.runs.append(ToolRun(number, call.name, None, None, "error", "operation_not_found"))
             return refused_output("operation_not_found", f"no tool {call.name!r} is offered")
+        calls = run.calls
+        assert calls is not None
         plugin, operation = candidate.plugin_id, candidate.operation.id
-        context = CallContext(run.context.request_id, run.context.subject, run.context.roles)
-        result = await self._executor.call(
-            CallRequest(plugin, operation, dict(call.arguments), context)
-        )
+
+        def record(status: str, code: str | None = None, held: Any = None) -> None:
+            pending = dict(held) if isinstance(held, Mapping) else None
+            run.runs.append(ToolRun(number, call.name, plugin, operation, status, code, pending))
+
+        grounded = calls.ground(candidate, call.arguments)
+        if grounded.missing:
+            record("needs_input", "argument_ungrounded")
+            if run.repaired:
+                run.ending = f"{call.name} was not called: {grounded.question()}"
+            run.repaired = True
+            return refused_output(
+                "argument_ungrounded",
+                grounded.reason() + ". Use only values the user stated, or ask the user.",
+            )
+        arguments = grounded.arguments
+        if is_side_effect(candidate) and calls.after_output():
+            held = calls.hold(candidate, arguments)
+            record("pending_confirmation", held=held)
+            run.ending = (
+                f"{call.name} was chosen after a tool's output, so it has not run; "
+                "it runs only if you confirm it"
+                + (f" (action {held['action_id']})." if held.get("action_id") else ".")
+            )
+            return tool_output_pending(held)
+        earlier = calls.repeat(candidate, arguments)
+        if earlier is not None:
+            record("repeated")
+            run.ending = compose(earlier.data, candidate.operation.output_schema)
+            return tool_output(earlier)
+        result = await calls.call(candidate, arguments)
         pending = result.data if result.status == "pending_approval" else None
         code = result.error.code if result.error else None
-        held = dict(pending) if isinstance(pending, Mapping) else None
-        run.runs.append(ToolRun(number, call.name, plugin, operation, result.status, code, held))
+        record(result.status, code, pending)
         return tool_output(result)
+
+
+def _since_last_user(messages: Sequence[Message]) -> list[Any]:
+    """The tool results in a transcript after its latest user turn."""
+    found: list[Any] = []
+    for message in reversed(messages):
+        if message.role == "user":
+            break
+        if message.role == "tool":
+            found.append(message.content)
+    return found[::-1]
+
+
+def tool_output_pending(held: Mapping[str, Any]) -> str:
+    return refused_output("pending_confirmation", "held for the user's confirmation; it has "
+                          f"not run (action {held.get('action_id')})")  # fmt: skip
 
 
 def _with_ids(calls: tuple[ToolCall, ...], number: int) -> tuple[ToolCall, ...]:

@@ -1,5 +1,5 @@
-"""The routing flow (HomeClaw §5): retrieve → the model chooses → the executor calls →
-post-process when the operation asks → answer; up to ``max_steps`` calls.
+"""The routing flow (HomeClaw §5): retrieve → the model chooses → the arguments are
+grounded → the executor calls → the answer is composed; up to ``max_steps`` calls.
 
 How the model chooses is decide.py's: by default it judges each candidate and its
 verdicts are fused with retrieval's scores, then only the chosen operation's arguments
@@ -9,6 +9,11 @@ The model never calls anything itself: its constrained answer is read back again
 candidates (the caller's rights decided them) and turned into an executor call with the
 caller's context, so policy, approvals, idempotency, validation and audit apply as on
 every other path. Every ending is an :class:`Answer` (outcomes.py), never an exception.
+
+Retrieval searches with the user's message only, once per request: what a tool returned
+never decides which operations are offered. Between the choice and the call, act.py
+grounds the arguments, holds back a side effect chosen after tool output and refuses to
+repeat an identical call; compose.py turns the output into the sentence people read.
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ from typing import Any, Literal
 from plugyard.discovery.offloop import off_loop
 from plugyard.discovery.query import CanSee, Filters, Match
 from plugyard.errors import PlugyardError
-from plugyard.execution.executor import CallRequest, Executor, new_request_id
+from plugyard.execution.executor import Executor, new_request_id
+from plugyard.execution.governance import Governance
 from plugyard.execution.result import Result
 from plugyard.llm import ChatAnswer, ChatModel, ChatRequest, LlmError, Message
+from plugyard.routing.act import Calls, Grounded, confirm, is_side_effect
 from plugyard.routing.choice import (
     Candidate,
     Choice,
@@ -33,6 +40,7 @@ from plugyard.routing.choice import (
     route_tool,
     takes_no_arguments,
 )
+from plugyard.routing.compose import compose, unsupported
 from plugyard.routing.decide import (
     DEFAULT_METHOD,
     Judged,
@@ -48,7 +56,7 @@ from plugyard.routing.failures import (
     refused,
 )
 from plugyard.routing.outcomes import Answer, Status
-from plugyard.routing.prompt import known_line, post_process_messages, render, routing_messages
+from plugyard.routing.prompt import known_line, post_process_messages, routing_messages
 from plugyard.routing.retrieve import Search, Teacher, retrieve
 from plugyard.routing.trace import Retrieved, Step
 from plugyard.runtimes.base import CallContext, ErrorInfo
@@ -86,10 +94,11 @@ class _Run:
     llm_calls: int = 0
     tokens: int = 0
     llm_ms: float = 0.0
-    tool_calls: int = 0
     output: tuple[str, Any] | None = None  # the last step's answer text and data
     loose: bool = False  # the model refused a schema with parameter schemas inside
-    search_id: str | None = None  # the last step's search, for discovery to learn from
+    search_id: str | None = None  # the request's search, for discovery to learn from
+    calls: Calls | None = None
+    candidates: tuple[Candidate, ...] | None = None  # retrieved once, by the message
 
     def record(self, step: Step) -> None:
         self.steps.append(step)
@@ -99,8 +108,9 @@ class _Run:
     def end(self, status: Status, text: str = "", data: Any = None, **extra: Any) -> Answer:
         if len(text) > MAX_ANSWER_CHARS:
             text = text[:MAX_ANSWER_CHARS] + f"\n…[cut: {len(text) - MAX_ANSWER_CHARS} more]"
+        tool_calls = self.calls.count if self.calls is not None else 0
         cost = {"llm_calls": self.llm_calls, "tokens": self.tokens,
-                "duration_ms": round(self.llm_ms, 3), "tool_calls": self.tool_calls}  # fmt: skip
+                "duration_ms": round(self.llm_ms, 3), "tool_calls": tool_calls}  # fmt: skip
         return Answer(status, text, data, steps=tuple(self.steps), cost=cost,
                       request_id=self.context.request_id, **extra)  # fmt: skip
 
@@ -123,9 +133,10 @@ class Router:
         rights: Rights,
         llm: Callable[[], ChatModel],
         teacher: Teacher | None = None,
+        governance: Governance | None = None,
     ) -> None:
         self._executor, self._search, self._rights, self._llm = executor, search, rights, llm
-        self._teacher = teacher
+        self._teacher, self._governance = teacher, governance
 
     def _search_for(self, run: _Run) -> Search:
         """The step's search: as the subject when discovery may learn from it."""
@@ -176,6 +187,7 @@ class Router:
         can_see = self._rights(subject, roles)
         run = _Run(message.strip(), context, can_see, model, mode, k, max_tokens, deadline_s,
                    on_step, method, dry_run)  # fmt: skip
+        run.calls = Calls(self._executor, context, (run.message,), self._governance)
         try:
             for number in range(1, max_steps + 1):
                 ended = await self._step(run, number)
@@ -189,6 +201,8 @@ class Router:
 
     async def _step(self, run: _Run, number: int) -> Answer | None:
         started, calls0, tokens0 = time.perf_counter(), run.llm_calls, run.tokens
+        calls = run.calls
+        assert calls is not None
 
         def step(choice: Choice | None, status: str, **extra: Any) -> Step:
             made = Step(number, retrieved, choice.to_dict() if choice else None, status,
@@ -197,13 +211,9 @@ class Router:
             run.record(made)
             return made
 
-        query = " ".join([run.message, *run.known[-1:]])
         retrieved: tuple[Retrieved, ...] = ()
         try:
-            # Off the loop: the query's embedding and the search are CPU work that would
-            # hold every other request of this process until they finish.
-            search = self._search_for(run)
-            candidates = await off_loop(retrieve, search, query, run.k, run.can_see)
+            candidates = await self._retrieve(run)
         except PlugyardError as exc:
             step(None, "error", error_code=exc.code)
             return run.fail(exc.code, exc.message)
@@ -245,13 +255,37 @@ class Router:
             if choice.candidate is None:
                 step(choice, "none", repaired=repair is not None, notes=tuple(notes))
                 return run.nothing_fits(choice.reply)
+            candidate = choice.candidate
+            grounded = calls.ground(candidate, choice.arguments)
+            if grounded.missing:
+                reason = grounded.reason()
+                if repair is None:
+                    repair = (f"argument_ungrounded: {reason}. Use only values the request "
+                              "states and leave out what it does not state (a time of day "
+                              "without a date when it gives no date); never copy an example "
+                              "from a tool's description")  # fmt: skip
+                    notes.append(f"repair: {repair}")
+                    continue
+                step(choice, "needs_input", error_code="argument_ungrounded", repaired=True,
+                     notes=(*notes, f"not called: {reason}"))  # fmt: skip
+                return self._needs_input(run, candidate, grounded)
+            notes += grounded.notes()
+            choice = Choice(candidate, dict(grounded.arguments), choice.final, choice.reply)
             if run.dry_run:
                 step(choice, "planned", repaired=repair is not None, notes=tuple(notes))
                 planned = choice.to_dict()
                 text = f"would call {planned['plugin']}.{planned['operation']}"
                 return run.end("planned", text, planned)
+            if is_side_effect(candidate) and calls.after_output():
+                return self._hold(run, step, choice, notes, repair is not None)
+            if calls.repeat(candidate, choice.arguments) is not None:
+                step(choice, "repeated", repaired=repair is not None,
+                     notes=(*notes, "an identical call already ran in this request; "
+                            "not made again"))  # fmt: skip
+                text, data = run.output or ("", None)
+                return run.end("answered", text, data)
             key = f"{run.context.request_id}:{number}.{attempt}"
-            result = await self._call(run, choice.candidate, choice, key)
+            result = await calls.call(candidate, choice.arguments, key)
             code = result.error.code if result.error is not None else None
             if code == "invalid_parameters" and repair is None and result.error is not None:
                 repair = f"invalid_parameters: {result.error.message}"
@@ -265,7 +299,6 @@ class Router:
             return step(choice, result.status, error_code=code, idempotency_key=key,
                         repaired=repair is not None, **extra)  # fmt: skip
 
-        candidate = choice.candidate
         if result.status == "pending_approval":
             called()
             pending = result.data if isinstance(result.data, dict) else {}
@@ -279,21 +312,80 @@ class Router:
         if self._teacher is not None and run.search_id and run.context.subject is not None:
             self._teacher.accepted(run.search_id, run.context.subject, candidate.plugin_id,
                                    candidate.operation.id)  # fmt: skip
-        if candidate.operation.post_process:
+        operation = candidate.operation
+        text = compose(result.data, operation.output_schema)
+        if operation.post_process:
             try:
-                text = await self._post_process(run, candidate, result.data)
+                written = await self._post_process(run, candidate, result.data)
             except OutOfTokens:  # the call ran: its output is still the answer's data
                 called(notes=(*notes, "not post-processed: the token budget is spent"))
-                return run.end("step_limit", render(result.data), result.data, limit="max_tokens")
+                return run.end("step_limit", text, result.data, limit="max_tokens")
             except ModelFailed as exc:
                 called()
                 return run.fail(exc.code, exc.message, result.data)
-        else:
-            text = render(result.data)
+            made_up = unsupported(written, result.data, run.message)
+            if made_up:
+                notes.append("the model's answer was not used: the output does not hold "
+                             + ", ".join(made_up[:5]))  # fmt: skip
+            elif written.strip():
+                text = written.strip()
         run.output = (text, result.data)
         run.known.append(known_line(candidate, choice.arguments, result.data))
         called()
         return run.end("answered", text, result.data) if choice.final else None
+
+    async def _retrieve(self, run: _Run) -> tuple[Candidate, ...]:
+        """The request's candidates, searched for once with the user's message alone —
+        never with a tool's output — and off the event loop (search embeds the query)."""
+        if run.candidates is None:
+            search = self._search_for(run)
+            # A pool of its own (discovery.offloop): in-process plugins use the default
+            # one, and a burst of searches must not queue ahead of them.
+            run.candidates = await off_loop(retrieve, search, run.message, run.k, run.can_see)
+        return run.candidates
+
+    def _hold(self, run: _Run, step: Callable[..., Step], choice: Choice, notes: list[str],
+              repaired: bool) -> Answer:  # fmt: skip
+        """A side effect chosen after tool output: not called, held for confirmation."""
+        assert choice.candidate is not None and run.calls is not None
+        candidate = choice.candidate
+        pending = run.calls.hold(candidate, choice.arguments)
+        step(
+            choice,
+            "pending_confirmation",
+            repaired=repaired,
+            notes=(*notes, "a write chosen after a tool output waits for your confirmation"),
+        )
+        text = (
+            f"{candidate.plugin_id}.{candidate.operation.id} was chosen after a tool's "
+            "output, so it has not run; it runs only if you confirm it"
+            + (f" (action {pending['action_id']})." if pending.get("action_id") else ".")
+        )
+        return run.end("pending_confirmation", text, pending=pending)
+
+    def _needs_input(self, run: _Run, candidate: Candidate, grounded: Grounded) -> Answer:
+        first = grounded.missing[0]
+        text = (f"{candidate.plugin_id}.{candidate.operation.id} was not called: "
+                f"{grounded.question()}")  # fmt: skip
+        error = ErrorInfo("argument_ungrounded", grounded.reason(),
+                          {"pointer": first.pointer, "argument": first.name})  # fmt: skip
+        return run.end("needs_input", text, error=error)
+
+    async def confirm(self, receipt: str, *, subject: str | None = None,
+                      roles: Sequence[str] | None = None) -> Result:  # fmt: skip
+        """Run the side effect a ``pending_confirmation`` answer held back, by its
+        receipt, for the subject it was held for (act.confirm)."""
+        if roles is None:
+            roles = (ADMIN_ROLE,) if subject is None else ()
+        context = CallContext(new_request_id(), subject, tuple(roles))
+        if self._governance is None:
+            error = ErrorInfo("invalid_receipt", "this yard keeps no approvals")
+            return Result(status="error", error=error, request_id=context.request_id)
+        try:
+            return await confirm(self._executor, self._governance, receipt, context)
+        except PlugyardError as exc:
+            error = ErrorInfo(exc.code, exc.message)
+            return Result(status="error", error=error, request_id=context.request_id)
 
     async def _judge(self, run: _Run, candidates: Sequence[Candidate]) -> tuple[Judged, ...]:
         async def ask(messages: tuple[Message, ...]) -> ChatAnswer:
@@ -335,15 +427,6 @@ class Router:
         instruction = candidate.operation.post_process_prompt
         answer = await self._chat(run, post_process_messages(run.message, instruction, data))
         return answer.text
-
-    async def _call(self, run: _Run, candidate: Candidate, choice: Choice, key: str) -> Result:
-        # The key makes a retried ask (same request id) replay this step, not rerun it.
-        context = CallContext(run.context.request_id, run.context.subject, run.context.roles,
-                              idempotency_key=key)  # fmt: skip
-        run.tool_calls += 1
-        request = CallRequest(candidate.plugin_id, candidate.operation.id,
-                              dict(choice.arguments), context)  # fmt: skip
-        return await self._executor.call(request)
 
     async def _chat(self, run: _Run, messages: tuple[Message, ...], **options: Any) -> ChatAnswer:
         if run.tokens >= run.max_tokens:

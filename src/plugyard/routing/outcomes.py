@@ -6,6 +6,12 @@ Every ending is an :class:`Answer`, never an exception (docs/routing.md):
 - ``none``: nothing the caller may call fits the request (or nothing relevant was found);
 - ``pending_approval``: the chosen action waits for a human; ``pending`` holds its
   ``action_id`` and ``receipt`` and the plugin has not run;
+- ``needs_input``: an argument the operation needs is not in the request (the model
+  invented it, twice); ``error.code`` is ``argument_ungrounded`` and ``error.details``
+  names its ``pointer``; nothing was called;
+- ``pending_confirmation``: a write or destructive operation was chosen after a tool's
+  output in this request; it has not run, and ``pending`` holds the approval
+  ``action_id`` and ``receipt`` with which the caller confirms it (``Router.confirm``);
 - ``error``: ``error.code`` is ``invalid_request`` (empty or oversized message),
   ``llm_unavailable``, ``llm_timeout``, ``llm_invalid_answer`` (after the repair round) or
   the executor's code for the call;
@@ -24,9 +30,11 @@ from typing import Any, Literal
 from plugyard.routing.trace import Step
 from plugyard.runtimes.base import ErrorInfo
 
-Status = Literal["answered", "none", "pending_approval", "error", "step_limit", "planned"]
+Status = Literal["answered", "none", "pending_approval", "pending_confirmation",
+                 "needs_input", "error", "step_limit", "planned"]  # fmt: skip
 STATUSES: tuple[Status, ...] = (
-    "answered", "none", "pending_approval", "error", "step_limit", "planned"
+    "answered", "none", "pending_approval", "pending_confirmation", "needs_input", "error",
+    "step_limit", "planned",
 )  # fmt: skip
 
 

@@ -224,7 +224,8 @@ class AskReply(BaseModel):
     """How a routed request ended (docs/routing.md, "Statuses and codes"): every ending,
     a model that is down included, is an answer."""
 
-    status: Literal["answered", "none", "pending_approval", "error", "step_limit"]
+    status: Literal["answered", "none", "pending_approval", "pending_confirmation",
+                    "needs_input", "error", "step_limit", "planned"]  # fmt: skip
     text: str
     data: Any = None
     request_id: str

@@ -67,7 +67,8 @@ class Flows:
 
         finding = self.finding
         return GatedRouter(self.execution.executor, finding.search, self.governing.rights,
-                           self.model, teacher=Teacher(finding), gate=self.model_gate)  # fmt: skip
+                           self.model, teacher=Teacher(finding),
+                           governance=self.governing.governance, gate=self.model_gate)  # fmt: skip
 
     @part
     def chat(self) -> GatedChatFlow:
@@ -76,7 +77,8 @@ class Flows:
         from plugyard.yard.model_gate import GatedChatFlow
 
         return GatedChatFlow(self.execution.executor, self.finding.search,
-                             self.governing.rights, self.model, gate=self.model_gate)  # fmt: skip
+                             self.governing.rights, self.model, self.governing.governance,
+                             gate=self.model_gate)  # fmt: skip
 
     async def ask(self, /, message: str, **options: Any) -> Answer:
         """Route ``message`` to the operations the caller may call and answer it:

@@ -48,9 +48,10 @@ MAIN_PAGES = {
 
 
 class Site:
-    def __init__(self, url: str, keys: dict[str, str]) -> None:
+    def __init__(self, url: str, keys: dict[str, str], yard: Yard) -> None:
         self.url = url
         self.keys = keys
+        self.yard = yard
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +66,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         keys = {"admin": admin, "clerk": yard.keys.create("clerk", ("clerk",))[1]}
         app = create_app(yard, ServerSettings(health_checks=False))
         with serving(app) as url:
-            yield Site(url, keys)
+            yield Site(url, keys, yard)
 
 
 @pytest.fixture(scope="module")
@@ -181,6 +182,27 @@ def test_a_streaming_run_shows_progress_then_its_result(open_as: Callable[..., A
     expect(page.locator("#progress li").last).to_have_text("step 2")
     expect(page.locator('#result-box section.result[data-status="success"]')).to_be_visible()
     expect(page.locator("#result-box pre.data")).to_contain_text('"total": 3')
+
+
+def test_ask_shows_the_answer_as_a_sentence_and_each_step_once(
+    site: Site, open_as: Callable[..., Any]
+) -> None:
+    from ..test_ask import Scripted
+
+    vars(site.yard)["llm"] = Scripted([{
+        "plugin": "unit-convert", "operation": "convert", "final": True,
+        "arguments": {"value": 350, "from_unit": "F", "to_unit": "C"},
+    }])  # fmt: skip
+    page = open_as("admin")
+    page.goto("/console/ask")
+    page.get_by_label("Message").fill("Convert 350 F to C")
+    page.get_by_role("button", name="Ask").click()
+    answer = page.locator('#result-box section.answer[data-status="answered"]')
+    expect(answer).to_be_visible()
+    expect(answer.locator(".answer-text")).to_contain_text("176.6")
+    expect(answer.locator(".answer-text")).not_to_contain_text("{")
+    expect(page.locator("li.step")).to_have_count(1)  # the streamed step is not repeated
+    expect(page.locator("#progress-box")).to_be_hidden()
 
 
 def test_markup_from_a_plugin_never_runs(open_as: Callable[..., Any]) -> None:

@@ -109,6 +109,11 @@
           progress.insertAdjacentHTML("beforeend", data.html); // rendered by the server
         } else if (name === "result") {
           result.innerHTML = data.html; // rendered and escaped by the server
+          if (form.hasAttribute("data-final-steps")) {
+            // The result lists the final steps: the streamed ones would show each twice.
+            progress.textContent = "";
+            box.hidden = true;
+          }
         } else if (name === "invalid") {
           errors.innerHTML = data.html;
         }

@@ -1,0 +1,154 @@
+"""What happens between the model's choice and the executor, for both flows (the routing
+flow and the OpenAI-compatible chat): ground the arguments, hold back a side effect
+that tool output may have chosen, never repeat an identical call, call.
+
+- **Ground** (grounding.py): an optional argument the request does not support is
+  dropped; a required one is reported, so the flow can ask the model once more with the
+  reason and then end ``needs_input``.
+- **Hold back**: a write or destructive operation chosen after a tool output in the
+  same request is not called. It ends the request ``pending_confirmation`` with an
+  approval receipt from the yard's approval desk (policy/approvals.py), bound to the
+  exact request, whatever the policy says of the operation: the output of a tool is
+  data, and data never chooses a side effect. :meth:`Calls.confirm` runs it once the
+  caller confirms.
+- **Once per need**: a call identical to one already made in this request (same
+  operation, same arguments) is not made again; the flow ends with the result it has.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from plugyard.errors import GovernanceError
+from plugyard.execution.executor import CallRequest, Executor
+from plugyard.execution.governance import Governance
+from plugyard.execution.result import Result
+from plugyard.policy.approvals import receipt_hash
+from plugyard.policy.digest import request_digest
+from plugyard.routing.choice import Candidate
+from plugyard.routing.grounding import Evidence, Ungrounded, check, described_text
+from plugyard.runtimes.base import CallContext
+
+#: Operations with these effects wait for the caller's confirmation when tool output
+#: came before them in the request.
+SIDE_EFFECTS = frozenset({"write", "destructive"})
+CONFIRM_REASON = "chosen after a tool output in this request; it runs only when you confirm"
+
+
+@dataclass(frozen=True, slots=True)
+class Grounded:
+    """The arguments to call with, what was dropped, and what is missing."""
+
+    arguments: Mapping[str, Any]
+    dropped: tuple[Ungrounded, ...] = ()
+    missing: tuple[Ungrounded, ...] = ()
+
+    def notes(self) -> tuple[str, ...]:
+        return tuple(f"dropped {u.pointer}: {u.reason}" for u in self.dropped)
+
+    def reason(self) -> str:
+        return "; ".join(f"{u.pointer}: {u.reason}" for u in self.missing)
+
+    def question(self) -> str:
+        """What the caller is asked for."""
+        names = ", ".join(dict.fromkeys(u.name for u in self.missing))
+        return f"Please give {names}: {self.reason()}."
+
+
+def is_side_effect(candidate: Candidate) -> bool:
+    return candidate.operation.effect in SIDE_EFFECTS
+
+
+@dataclass(slots=True)
+class Calls:
+    """The calls of one request, and the evidence its arguments must come from."""
+
+    executor: Executor
+    context: CallContext
+    texts: tuple[str, ...]
+    governance: Governance | None = None
+    outputs: list[Any] = field(default_factory=list)
+    made: dict[str, Result] = field(default_factory=dict)
+    count: int = 0
+
+    def evidence(self) -> Evidence:
+        return Evidence.of(self.texts, self.outputs)
+
+    def ground(self, candidate: Candidate, arguments: Mapping[str, Any]) -> Grounded:
+        operation = candidate.operation
+        described = described_text(operation.description or candidate.description,
+                                   operation.examples, operation.parameters)  # fmt: skip
+        found = check(arguments, operation.parameters, self.evidence(), described)
+        missing = tuple(u for u in found if u.required)
+        dropped = tuple(u for u in found if not u.required)
+        gone = {u.name for u in dropped}
+        kept = {k: v for k, v in arguments.items() if k not in gone}
+        return Grounded(kept, dropped, missing)
+
+    def after_output(self) -> bool:
+        return bool(self.outputs)
+
+    def repeat(self, candidate: Candidate, arguments: Mapping[str, Any]) -> Result | None:
+        """The result of an identical call already made in this request."""
+        return self.made.get(self._digest(candidate, arguments))
+
+    def hold(self, candidate: Candidate, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """A side effect held back for the caller to confirm: an approval receipt bound to
+        this exact request when the yard is governed, else the request itself."""
+        preview = {"plugin": candidate.plugin_id, "operation": candidate.operation.id,
+                   "subject": self.context.subject, "params": dict(arguments),
+                   "reason": CONFIRM_REASON}  # fmt: skip
+        governance = self.governance
+        if governance is None:
+            return {"action_id": None, "receipt": None, "preview": preview}
+        pending = governance.approvals.request(
+            digest=self._digest(candidate, arguments), subject=self.context.subject,
+            plugin_id=candidate.plugin_id, operation=candidate.operation.id, preview=preview,
+            policy_version=None, ttl_s=governance.approval_ttl_s(),
+        )  # fmt: skip
+        return pending.to_dict()
+
+    async def call(self, candidate: Candidate, arguments: Mapping[str, Any],
+                   key: str | None = None, receipt: str | None = None) -> Result:  # fmt: skip
+        context = CallContext(self.context.request_id, self.context.subject, self.context.roles,
+                              idempotency_key=key)  # fmt: skip
+        self.count += 1
+        request = CallRequest(candidate.plugin_id, candidate.operation.id, dict(arguments),
+                              context, approval_receipt=receipt)  # fmt: skip
+        result = await self.executor.call(request)
+        if result.ran_ok:
+            self.made[self._digest(candidate, arguments)] = result
+            self.outputs.append(result.data)
+        return result
+
+    def _digest(self, candidate: Candidate, arguments: Mapping[str, Any]) -> str:
+        return request_digest(candidate.plugin_id, candidate.operation.id, dict(arguments),
+                              self.context.subject)  # fmt: skip
+
+
+async def confirm(executor: Executor, governance: Governance, receipt: str,
+                  context: CallContext) -> Result:  # fmt: skip
+    """Run a side effect the caller confirms, by the receipt ``pending_confirmation``
+    gave it: only its own, only the exact request held back, at most once. The call
+    then goes through the executor as any other, so an operation the policy wants an
+    approver for still waits for one (``pending_approval``)."""
+    desk = governance.approvals
+    row = desk.repository.by_receipt(receipt_hash(receipt)) if isinstance(receipt, str) else None
+    preview = row.preview if row is not None else None
+    if row is None or not isinstance(preview, Mapping) or preview.get("reason") != CONFIRM_REASON:
+        raise GovernanceError("not a confirmation receipt", code="invalid_receipt")
+    if row.subject != context.subject:
+        raise GovernanceError("the receipt was issued for another request", code="invalid_receipt")
+    params = preview.get("params")
+    if not isinstance(params, Mapping):
+        raise GovernanceError("not a confirmation receipt", code="invalid_receipt")
+    digest = request_digest(row.plugin_id, row.operation, dict(params), context.subject)
+    if row.state == "pending":  # confirming is the caller's own decision, not an approver's
+        desk.repository.decide(row.id, "approved", context.subject or "application",
+                               time.time(), "confirmed by the caller")  # fmt: skip
+    desk.redeem(receipt, digest)
+    request = CallRequest(row.plugin_id, row.operation, dict(params), context)
+    return await executor.call(request)

@@ -1,0 +1,123 @@
+"""Grounding: which argument values the request supports (numbers, units, names, dates),
+with the normaliser's properties checked by Hypothesis."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from plugyard.routing.grounding import Evidence, check, fold, numbers_in
+
+DAY = dt.date(2026, 3, 14)
+CONVERT = {
+    "type": "object",
+    "properties": {
+        "value": {"type": "number"},
+        "from_unit": {"type": "string"},
+        "to_unit": {"type": "string"},
+        "precision": {"type": "integer", "default": 6},
+        "kind": {"type": "string", "enum": ["length", "temperature"]},
+    },
+    "required": ["value", "from_unit", "to_unit"],
+}
+
+
+def evidence(*texts: str, data: tuple[object, ...] = ()) -> Evidence:
+    return Evidence.of(texts, data, today=DAY)
+
+
+def bad(arguments: dict[str, object], *texts: str, described: str = "") -> list[str]:
+    return [u.pointer for u in check(arguments, CONVERT, evidence(*texts), described)]
+
+
+def test_the_350_f_request_grounds_its_own_values_and_not_the_example() -> None:
+    message = "Convert 350 F to C"
+    assert bad({"value": 350, "from_unit": "fahrenheit", "to_unit": "celsius"}, message) == []
+    assert bad({"value": 350, "from_unit": "°F", "to_unit": "degC"}, message) == []
+    copied = check({"value": 10, "from_unit": "km", "to_unit": "mi"}, CONVERT,
+                   evidence(message), "e.g. 10 km in mi")  # fmt: skip
+    assert [u.pointer for u in copied] == ["/value", "/from_unit", "/to_unit"]
+    assert all(u.required for u in copied)
+    assert "description" in copied[0].reason
+
+
+def test_units_match_their_names_and_abbreviations() -> None:
+    assert (
+        bad({"value": 3, "from_unit": "km", "to_unit": "mi"}, "Convert 3 kilometres to miles") == []
+    )
+    assert bad({"value": 70, "from_unit": "kg", "to_unit": "lb"}, "70 kilograms in pounds") == []
+    assert bad({"value": 2, "from_unit": "gal", "to_unit": "L"}, "2 gallons in litres") == []
+    assert bad({"value": 3, "from_unit": "GB", "to_unit": "MiB"}, "how many MiB is 3 GB") == []
+    assert bad({"value": 3, "from_unit": "km", "to_unit": "ft"}, "3 km in miles") == ["/to_unit"]
+
+
+def test_names_need_one_of_their_words_and_dates_their_numbers() -> None:
+    schema = {"type": "object", "properties": {"time": {}, "to_zone": {}, "from_zone": {}},
+              "required": ["time", "to_zone"]}  # fmt: skip
+    said = evidence("What time is it in Tokyo when it is 9am in Lisbon?")
+    fine = {"time": "09:00", "to_zone": "Asia/Tokyo", "from_zone": "Europe/Lisbon"}
+    assert check(fine, schema, said) == ()
+    assert check(fine | {"time": f"{DAY.isoformat()}T09:00"}, schema, said) == ()  # today
+    invented = check(fine | {"time": "2024-03-10T09:00", "from_zone": "Europe/Paris"}, schema,
+                     said)  # fmt: skip
+    assert [(u.pointer, u.required) for u in invented] == [("/time", True),
+                                                           ("/from_zone", False)]  # fmt: skip
+
+
+def test_defaults_enums_earlier_output_and_expressions() -> None:
+    assert bad({"value": 5, "from_unit": "km", "to_unit": "mi", "precision": 6,
+                "kind": "Length"}, "5 km to mi") == []  # fmt: skip
+    assert bad({"value": 5, "from_unit": "km", "to_unit": "mi", "precision": 7},
+               "5 km to mi") == ["/precision"]  # fmt: skip
+    found = check({"value": 42.195, "from_unit": "km", "to_unit": "mi"}, CONVERT,
+                  evidence("the marathon in miles", data=({"distance_km": 42.195},)))  # fmt: skip
+    assert found == ()  # 42.195 and "km" come from an earlier tool's output
+    calc = {"type": "object", "properties": {"expression": {}}, "required": ["expression"]}
+    said = evidence("17 times 23 plus 4")
+    assert check({"expression": "17 * 23 + 4"}, calc, said) == ()
+    assert [u.pointer for u in check({"expression": "17 * 24 + 4"}, calc, said)] == ["/expression"]
+    assert check({"expression": "17.5 / 100 * 240"}, calc, evidence("what is 17.5% of 240")) == ()
+
+
+def test_a_required_argument_left_out_is_missing() -> None:
+    found = check({"value": 5, "from_unit": "km"}, CONVERT, evidence("5 km"))
+    assert [(u.pointer, u.value, u.required) for u in found] == [("/to_unit", None, True)]
+
+
+@given(st.integers(min_value=2, max_value=10**9), st.sampled_from(["km", " kg", "F", "%"]))
+def test_every_written_integer_is_read_back(number: int, unit: str) -> None:
+    for written in (str(number), f"{number:,}"):
+        assert float(number) in numbers_in(f"convert {written}{unit} please")
+
+
+@given(st.decimals(min_value=0, max_value=10**6, places=3, allow_nan=False))
+def test_every_written_decimal_is_read_back(number: object) -> None:
+    text = f"what is {number} in miles"
+    assert any(abs(n - float(str(number))) < 1e-9 for n in numbers_in(text))
+
+
+@given(st.integers(min_value=2, max_value=10**6), st.integers(min_value=2, max_value=10**6))
+def test_a_number_the_request_does_not_state_is_never_grounded(said: int, other: int) -> None:
+    seen = evidence(f"convert {said} km to miles")
+    if float(other) not in seen.numbers:
+        assert not seen.has_number(other)
+        assert check({"value": other, "from_unit": "km", "to_unit": "mi"}, CONVERT, seen)
+
+
+@given(st.sampled_from(["Fahrenheit", "kilometres", "Tokyo", "pounds", "New York"]),
+       st.lists(st.sampled_from([" ", "  ", "\t"]), min_size=1, max_size=3),
+       st.booleans())  # fmt: skip
+def test_case_and_spacing_never_matter(word: str, spaces: list[str], upper: bool) -> None:
+    said = evidence(f"how much is it in {''.join(spaces)}{word.upper() if upper else word}")
+    schema = {"type": "object", "properties": {"unit": {}}, "required": ["unit"]}
+    for variant in (word, word.lower(), word.upper(), f"  {word} "):
+        assert check({"unit": variant}, schema, said) == ()
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1,
+               max_size=12))  # fmt: skip
+def test_folding_is_idempotent_and_ignores_case(word: str) -> None:
+    assert fold(fold(word)) == fold(word) or fold(word).endswith(("er", "y"))
+    assert fold(word.upper()) == fold(word.lower())
