@@ -1,4 +1,5 @@
-"""One short generation with the real embedded model, when it is installed."""
+"""Short generations with the real embedded models, when they are installed: the smoke
+model (SmolLM2-135M) for the mechanics, the default (Qwen 0.5B) for one call."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from plugyard.llm import ChatRequest, Delta
 from plugyard.llm.embedded import EmbeddedChatModel
-from plugyard.llm.pinned import DEFAULT
+from plugyard.llm.pinned import DEFAULT, SMOLLM2_135M
 
 pytestmark = [
     pytest.mark.model,
@@ -28,10 +29,10 @@ SCHEMA = {
 @pytest.fixture(scope="module")
 def model() -> EmbeddedChatModel:
     try:
-        DEFAULT.locate()
+        SMOLLM2_135M.locate()
     except Exception as exc:  # the model package is installed by scripts/setup.sh
         pytest.skip(str(exc))
-    return EmbeddedChatModel()
+    return EmbeddedChatModel(SMOLLM2_135M)
 
 
 def test_a_schema_constrained_answer_with_its_cost(model: EmbeddedChatModel) -> None:
@@ -48,7 +49,7 @@ def test_a_schema_constrained_answer_with_its_cost(model: EmbeddedChatModel) -> 
     assert answer.json["tool"] in {"weather", "calculator"}
     assert answer.usage.prompt_tokens > 10
     assert answer.usage.completion_tokens > 0
-    assert answer.model == DEFAULT.name
+    assert answer.model == SMOLLM2_135M.name
 
 
 def test_streaming_stops_at_max_tokens(model: EmbeddedChatModel) -> None:
