@@ -134,7 +134,7 @@ async def respond(model: ChatModel, request: ChatRequest) -> ChatAnswer:
     try:
         answer = await model.chat(call)
     except LlmError as exc:
-        if exc.code != "invalid_request":
+        if exc.code != "invalid_request" and exc.details.get("status") != 400:
             raise
         # The server could not compile the tool's schema into a grammar: ask again with
         # the arguments unconstrained, still read as calls.
