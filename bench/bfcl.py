@@ -171,7 +171,8 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, float]]:
                                              "text": (message.content or "")[:200],
                                              "error": verdict.get("error")})  # fmt: skip
                         if args.verbose:
-                            print(entry["id"], "ok" if ok else "WRONG", calls or message.content, file=sys.stderr, flush=True)
+                            print(entry["id"], "ok" if ok else "WRONG", f"{latencies[-1]:.0f}ms",
+                                  calls or (message.content or "")[:80], file=sys.stderr, flush=True)  # fmt: skip
                     n = max(len(entries), 1)
                     report[category] = {"n": len(entries), "accuracy": right / n,
                                         "calls_rate": as_calls / n,

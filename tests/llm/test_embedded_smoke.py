@@ -10,7 +10,8 @@ import pytest
 
 from plugyard.llm import ChatRequest, Delta
 from plugyard.llm.embedded import EmbeddedChatModel
-from plugyard.llm.pinned import DEFAULT, SMOLLM2_135M
+from plugyard.llm.calls import respond
+from plugyard.llm.pinned import DEFAULT, SMOLLM2_135M, installed
 
 pytestmark = [
     pytest.mark.model,
@@ -60,3 +61,23 @@ def test_streaming_stops_at_max_tokens(model: EmbeddedChatModel) -> None:
     assert any(d.finish_reason == "length" for d in deltas)
     assert deltas[-1].usage is not None
     assert deltas[-1].usage.completion_tokens == 4
+
+
+def test_the_default_model_answers_a_tool_request_with_a_call(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    if not installed(DEFAULT):  # the six parts are installed by scripts/setup.sh
+        pytest.skip(f"{DEFAULT.name} is not installed")
+    path = DEFAULT.locate(tmp_path_factory.mktemp("home"))
+    model = EmbeddedChatModel(DEFAULT, path=path)
+    weather = {"type": "function", "function": {
+        "name": "get_weather", "description": "The current weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"]}}}  # fmt: skip
+    request = ChatRequest.of(("user", "What is the weather like in Oslo?"), tools=(weather,),
+                             max_tokens=64)  # fmt: skip
+    answer = asyncio.run(respond(model, request))
+    assert answer.finish_reason == "tool_calls" and answer.llm_calls == 2
+    (call,) = answer.tool_calls
+    assert call.name == "get_weather" and "Oslo" in call.arguments["city"]
+    assert answer.model == DEFAULT.name
