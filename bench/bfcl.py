@@ -2,7 +2,8 @@
 ``POST /v1/chat/completions`` of a yard served on loopback, with the official ``openai``
 client and the entry's functions as the client's own tools, and the calls that come back
 (``message.tool_calls``) are scored by BFCL's own AST checker (the ``bfcl-eval``
-package, ``pip install -e .[bench]``).
+package: ``pip install --no-deps "bfcl-eval==2026.3.23"``; its own requirements pull
+torch and a dozen vendor SDKs the checker never imports).
 
     python bench/bfcl.py --data ../shared/bench/bfcl
     python bench/bfcl.py --data DIR --categories simple_python,multiple --limit 60 --half tune
@@ -37,8 +38,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from discovery import percentile
 from openai import OpenAI
+
+from discovery import percentile
 from plugyard.server import ServerSettings, create_app
 from plugyard.server.testing import serving
 from plugyard.yard import Settings, Yard
@@ -117,7 +119,9 @@ def irrelevant(entries: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
     rng = random.Random(27)
     out = []
     for entry in entries[:n]:
-        other = rng.choice([e for e in entries if e["function"][0]["name"] != entry["function"][0]["name"]])
+        other = rng.choice(
+            [e for e in entries if e["function"][0]["name"] != entry["function"][0]["name"]]
+        )
         out.append({"id": f"irrelevance_{entry['id']}", "question": entry["question"],
                     "function": other["function"]})  # fmt: skip
     return out
@@ -130,11 +134,16 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     sets: dict[str, tuple[list[Any], dict[str, Any]]] = {}
     for category in categories:
         entries = read_jsonl(data / f"BFCL_v4_{category}.json")
-        answers = {a["id"]: a for a in read_jsonl(data / "possible_answer" / f"BFCL_v4_{category}.json")}
+        answers = {
+            a["id"]: a for a in read_jsonl(data / "possible_answer" / f"BFCL_v4_{category}.json")
+        }
         sets[category] = (pick(entries, args.half, args.limit), answers)
     if args.irrelevance:
         simple = read_jsonl(data / "BFCL_v4_simple_python.json")
-        sets["irrelevance_built"] = (irrelevant(pick(simple, args.half, None), args.irrelevance), {})
+        sets["irrelevance_built"] = (
+            irrelevant(pick(simple, args.half, None), args.irrelevance),
+            {},
+        )
 
     report: dict[str, dict[str, float]] = {}
     failures: list[dict[str, Any]] = []
@@ -146,41 +155,64 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             with serving(create_app(yard, ServerSettings(health_checks=False))) as base:
                 client = OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0, timeout=300)
                 for category, (entries, answers) in sets.items():
-                    right, as_calls, latencies = 0, 0, []
-                    for entry in entries:
-                        tools = tools_of(entry["function"], mapping)
-                        started = time.perf_counter()
-                        done = client.chat.completions.create(
-                            model="plugyard", messages=entry["question"][0], tools=tools,
-                            temperature=0)  # type: ignore[arg-type]  # fmt: skip
-                        latencies.append((time.perf_counter() - started) * 1000)
-                        message = done.choices[0].message
-                        calls = [{c.function.name: json.loads(c.function.arguments)}
-                                 for c in message.tool_calls or ()]  # fmt: skip
-                        as_calls += bool(calls)
-                        if category == "irrelevance_built":
-                            ok = not calls
-                            verdict: Any = {"valid": ok}
-                        else:
-                            truth = answers[entry["id"]]["ground_truth"]
-                            verdict = check(entry["function"], calls, truth, category) if calls else {"valid": False, "error": ["no call"]}
-                            ok = bool(verdict["valid"])
-                        right += ok
-                        if not ok:
-                            failures.append({"id": entry["id"], "calls": calls,
-                                             "text": (message.content or "")[:200],
-                                             "error": verdict.get("error")})  # fmt: skip
-                        if args.verbose:
-                            print(entry["id"], "ok" if ok else "WRONG", f"{latencies[-1]:.0f}ms",
-                                  calls or (message.content or "")[:80], file=sys.stderr, flush=True)  # fmt: skip
-                    n = max(len(entries), 1)
-                    report[category] = {"n": len(entries), "accuracy": right / n,
-                                        "calls_rate": as_calls / n,
-                                        "p50_ms": percentile(latencies, 0.5) if latencies else 0,
-                                        "p95_ms": percentile(latencies, 0.95) if latencies else 0}  # fmt: skip
+                    report[category] = measure(
+                        client, category, entries, answers, check, mapping, failures, args.verbose
+                    )
     if args.failures:
         Path(args.failures).write_text("\n".join(json.dumps(f) for f in failures))
     return report
+
+
+def measure(
+    client: OpenAI,
+    category: str,
+    entries: list[dict[str, Any]],
+    answers: dict[str, Any],
+    check: Any,
+    mapping: dict[str, str],
+    failures: list[dict[str, Any]],
+    verbose: bool,
+) -> dict[str, float]:
+    """One category through the endpoint: accuracy by BFCL's checker, and latency."""
+    right, as_calls, latencies = 0, 0, []
+    for entry in entries:
+        started = time.perf_counter()
+        done = client.chat.completions.create(
+            model="plugyard",
+            messages=entry["question"][0],
+            tools=tools_of(entry["function"], mapping),  # type: ignore[arg-type]
+            temperature=0,
+        )
+        latencies.append((time.perf_counter() - started) * 1000)
+        message = done.choices[0].message
+        calls = [
+            {c.function.name: json.loads(c.function.arguments)}  # type: ignore[union-attr]
+            for c in message.tool_calls or ()
+        ]
+        as_calls += bool(calls)
+        verdict: Any = {"valid": not calls}  # irrelevance: no call is right
+        if category != "irrelevance_built":
+            truth = answers[entry["id"]]["ground_truth"]
+            no_call = {"valid": False, "error": ["no call"]}
+            verdict = check(entry["function"], calls, truth, category) if calls else no_call
+        ok = bool(verdict["valid"])
+        right += ok
+        text = (message.content or "")[:200]
+        if not ok:
+            failures.append({"id": entry["id"], "calls": calls, "text": text,
+                             "error": verdict.get("error")})  # fmt: skip
+        if verbose:
+            mark = "ok" if ok else "WRONG"
+            print(entry["id"], mark, f"{latencies[-1]:.0f}ms", calls or text[:80],
+                  file=sys.stderr, flush=True)  # fmt: skip
+    n = max(len(entries), 1)
+    return {
+        "n": len(entries),
+        "accuracy": right / n,
+        "calls_rate": as_calls / n,
+        "p50_ms": percentile(latencies, 0.5) if latencies else 0,
+        "p95_ms": percentile(latencies, 0.95) if latencies else 0,
+    }
 
 
 def main() -> None:

@@ -180,8 +180,9 @@ def test_tool_types_are_read_as_json_schemas() -> None:
 
 _values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                max_size=3),  # fmt: skip
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -192,8 +193,10 @@ def test_any_text_parses_to_calls_of_offered_names_only(text: str) -> None:
         assert call.name == "get_weather"
 
 
-@given(st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), _values, max_size=4),
-       st.sampled_from(["{}", "<tool_call>{}</tool_call>", "```json\n{}\n```", "Here: [{}] ok"]))
+@given(
+    st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), _values, max_size=4),
+    st.sampled_from(["{}", "<tool_call>{}</tool_call>", "```json\n{}\n```", "Here: [{}] ok"]),
+)
 def test_a_written_call_reads_back_whatever_its_wrapping(
     arguments: dict[str, Any], wrapping: str
 ) -> None:  # fmt: skip

