@@ -318,12 +318,11 @@ def parse_calls(text: str, names: Sequence[str]) -> tuple[ToolCall, ...]:
     ``parameters``, or OpenAI's ``{"function": {…}}``), lists of them, bare, fenced or
     between ``<tool_call>`` tags. Anything else, or a call to a name not offered, is
     not a call."""
-    calls: list[ToolCall] = []
-    for value in _json_values(text):
-        calls.extend(_read_calls(value, names))
-        if len(calls) >= MAX_CALLS:
-            break
-    return tuple(calls[:MAX_CALLS])
+    pieces = _TAGGED.findall(text) or _FENCED.findall(text)
+    calls = _calls_in(pieces, names)
+    # No tags or fences, or a fence inside a JSON string cut the call short: the whole
+    # text is read instead.
+    return calls or _calls_in([text], names)
 
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
@@ -331,8 +330,16 @@ _FENCED = re.compile(r"```(?:json|JSON|tool_call)?\s*\n?(.*?)```", re.S)
 _decoder = json.JSONDecoder()
 
 
-def _json_values(text: str) -> Iterator[Any]:
-    pieces = _TAGGED.findall(text) or _FENCED.findall(text) or [text]
+def _calls_in(pieces: Sequence[str], names: Sequence[str]) -> tuple[ToolCall, ...]:
+    calls: list[ToolCall] = []
+    for value in _scanned(pieces):
+        calls.extend(_read_calls(value, names))
+        if len(calls) >= MAX_CALLS:
+            break
+    return tuple(calls[:MAX_CALLS])
+
+
+def _scanned(pieces: Sequence[str]) -> Iterator[Any]:
     for piece in pieces:
         index = 0
         while index < len(piece):
