@@ -16,6 +16,7 @@ irrelevance entries are not: N questions of ``simple_python``, each offered the 
 of another entry (chosen with a fixed seed), where the right answer is no call (BFCL's
 irrelevance rule); its ``accuracy`` is the share answered without a call.
 
+A request the endpoint refuses (``llm_timeout`` on a loaded machine) counts as wrong.
 ``--half tune|report`` keeps the entries whose id has an even (tune) or odd (report)
 number, so a method is tuned on one half and reported on the other; ``--limit N`` takes N
 entries spread evenly over each category. The yard has no plugins of its own
@@ -38,7 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from openai import OpenAI
+from openai import APIError, OpenAI
 
 from discovery import percentile
 from plugyard.server import ServerSettings, create_app
@@ -48,6 +49,9 @@ from plugyard.yard import Settings, Yard
 #: The name under which BFCL's checker reads our answers: like OpenAI's models, function
 #: names travel with "." written as "_" (the endpoint's names are ^[A-Za-z0-9_-]{1,64}$).
 CHECKER_MODEL = "plugyard-endpoint"
+#: The scoring reads only the calls; a text answer (the right one when no function
+#: serves the question) need not run to the endpoint's default of 1,024 tokens.
+MAX_TOKENS = 256
 
 
 def _checker() -> Any:
@@ -177,12 +181,21 @@ def measure(
     right, as_calls, latencies = 0, 0, []
     for entry in entries:
         started = time.perf_counter()
-        done = client.chat.completions.create(
-            model="plugyard",
-            messages=entry["question"][0],
-            tools=tools_of(entry["function"], mapping),  # type: ignore[arg-type]
-            temperature=0,
-        )
+        try:
+            done = client.chat.completions.create(
+                model="plugyard",
+                messages=entry["question"][0],
+                tools=tools_of(entry["function"], mapping),  # type: ignore[arg-type]
+                temperature=0,
+                max_tokens=MAX_TOKENS,
+            )
+        except APIError as exc:  # a refusal (llm_timeout …) is a wrong answer, not the end
+            latencies.append((time.perf_counter() - started) * 1000)
+            code = getattr(exc, "code", None) or type(exc).__name__
+            failures.append({"id": entry["id"], "error": [f"HTTP error: {code}"]})
+            if verbose:
+                print(entry["id"], "ERROR", f"{latencies[-1]:.0f}ms", code, file=sys.stderr)
+            continue
         latencies.append((time.perf_counter() - started) * 1000)
         message = done.choices[0].message
         calls = [
