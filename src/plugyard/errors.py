@@ -76,6 +76,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "llm_invalid_answer": ErrorSpec(
         502, "The chat model's answer is not valid JSON or does not match the schema."
     ),
+    "model_digest_mismatch": ErrorSpec(
+        503, "The model file is not the pinned one (its SHA-256 or size differs): not loaded."
+    ),
     "model_not_found": ErrorSpec(
         404, "The OpenAI-compatible endpoint does not serve the model the request names."
     ),

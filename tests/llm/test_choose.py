@@ -13,11 +13,20 @@ from plugyard.llm.testing import FakeModelServer, Reply
 from plugyard.yard import Settings, Yard
 
 
-def test_embedded_is_the_default() -> None:
+def test_embedded_qwen_05b_is_the_default() -> None:
     model = llm_from_spec(None)
     assert isinstance(model, EmbeddedChatModel)
-    assert model.identity == "embedded:smollm2-135m-instruct-q4_1"
-    assert llm_from_spec("embedded:smollm2-135m-instruct-q4_1").identity == model.identity
+    assert model.identity == "embedded:qwen2.5-coder-0.5b-instruct-q4_k_m"
+    assert llm_from_spec("embedded:default").identity == model.identity
+
+
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [("quality", "qwen2.5-coder-1.5b-instruct-q4_k_m"), ("fast", "smollm2-135m-instruct-q4_1")],
+)
+def test_aliases_name_the_quality_and_the_smoke_models(alias: str, name: str) -> None:
+    assert llm_from_spec(f"embedded:{alias}").identity == f"embedded:{name}"
+    assert llm_from_spec(f"embedded:{name}").identity == f"embedded:{name}"
 
 
 def test_openai_and_ollama_specs() -> None:

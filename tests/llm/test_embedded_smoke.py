@@ -1,4 +1,5 @@
-"""One short generation with the real embedded model, when it is installed."""
+"""Short generations with the real embedded models, when they are installed: the smoke
+model (SmolLM2-135M) for the mechanics, the default (Qwen 0.5B) for one call."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import importlib.util
 import pytest
 
 from plugyard.llm import ChatRequest, Delta
+from plugyard.llm.calls import respond
 from plugyard.llm.embedded import EmbeddedChatModel
-from plugyard.llm.pinned import DEFAULT
+from plugyard.llm.pinned import DEFAULT, SMOLLM2_135M, installed
 
 pytestmark = [
     pytest.mark.model,
@@ -28,10 +30,10 @@ SCHEMA = {
 @pytest.fixture(scope="module")
 def model() -> EmbeddedChatModel:
     try:
-        DEFAULT.locate()
+        SMOLLM2_135M.locate()
     except Exception as exc:  # the model package is installed by scripts/setup.sh
         pytest.skip(str(exc))
-    return EmbeddedChatModel()
+    return EmbeddedChatModel(SMOLLM2_135M)
 
 
 def test_a_schema_constrained_answer_with_its_cost(model: EmbeddedChatModel) -> None:
@@ -48,7 +50,7 @@ def test_a_schema_constrained_answer_with_its_cost(model: EmbeddedChatModel) -> 
     assert answer.json["tool"] in {"weather", "calculator"}
     assert answer.usage.prompt_tokens > 10
     assert answer.usage.completion_tokens > 0
-    assert answer.model == DEFAULT.name
+    assert answer.model == SMOLLM2_135M.name
 
 
 def test_streaming_stops_at_max_tokens(model: EmbeddedChatModel) -> None:
@@ -59,3 +61,23 @@ def test_streaming_stops_at_max_tokens(model: EmbeddedChatModel) -> None:
     assert any(d.finish_reason == "length" for d in deltas)
     assert deltas[-1].usage is not None
     assert deltas[-1].usage.completion_tokens == 4
+
+
+def test_the_default_model_answers_a_tool_request_with_a_call(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    if not installed(DEFAULT):  # the six parts are installed by scripts/setup.sh
+        pytest.skip(f"{DEFAULT.name} is not installed")
+    path = DEFAULT.locate(tmp_path_factory.mktemp("home"))
+    model = EmbeddedChatModel(DEFAULT, path=path)
+    weather = {"type": "function", "function": {
+        "name": "get_weather", "description": "The current weather in a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                       "required": ["city"]}}}  # fmt: skip
+    request = ChatRequest.of(("user", "What is the weather like in Oslo?"), tools=(weather,),
+                             max_tokens=64)  # fmt: skip
+    answer = asyncio.run(respond(model, request))
+    assert answer.finish_reason == "tool_calls" and answer.llm_calls == 2
+    (call,) = answer.tool_calls
+    assert call.name == "get_weather" and "Oslo" in call.arguments["city"]
+    assert answer.model == DEFAULT.name

@@ -21,14 +21,14 @@ pytestmark = [
 
 def test_the_embedded_model_routes_a_conversion(yard: Yard) -> None:
     from plugyard.llm.embedded import EmbeddedChatModel
-    from plugyard.llm.pinned import DEFAULT
+    from plugyard.llm.pinned import SMOLLM2_135M
 
     try:
-        DEFAULT.locate()
+        SMOLLM2_135M.locate()
     except Exception as exc:  # the model package is installed by scripts/setup.sh
         pytest.skip(str(exc))
     answer = asyncio.run(
-        yard.ask("convert 5 km to miles", llm=EmbeddedChatModel(), k=3, max_steps=1)
+        yard.ask("convert 5 km to miles", llm=EmbeddedChatModel(SMOLLM2_135M), k=3, max_steps=1)
     )
     assert answer.status in STATUSES
     for step in answer.steps:

@@ -54,7 +54,7 @@ def user(text: str) -> list[Any]:
 
 
 def offered(body: dict[str, Any]) -> list[str]:
-    return [tool["function"]["name"] for tool in body.get("tools", [])]
+    return Reply.offered(body)
 
 
 def sent(yard: Yard) -> int:
@@ -80,14 +80,15 @@ def test_a_plain_answer_with_usage(base_url: str, admin_key: str, model: Scripte
 def test_a_yard_tool_is_run_server_side_and_its_output_given_back(
     base_url: str, admin_key: str, model: ScriptedModel
 ) -> None:
-    model.script(Reply.tool_call("calculator", {"expression": "6*7"}), Reply.text("It is 42."))
+    model.script(Reply.tool_call("calculator", {"expression": "6*7"}), Reply.choice("none"),
+                 Reply.text("It is 42."))  # fmt: skip
     done = sdk(base_url, admin_key).chat.completions.create(
         model="plugyard", messages=user("calculate 6*7 with the calculator")
     )
     assert done.choices[0].message.content == "It is 42."
     assert done.choices[0].message.tool_calls is None
     assert "calculator" in offered(model.requests[0])
-    tool = model.requests[1]["messages"][-1]
+    tool = model.requests[2]["messages"][-1]
     assert tool["role"] == "tool" and '"result": 42' in tool["content"]
     extension = (done.model_extra or {})["plugyard"]
     assert [(r["plugin"], r["status"]) for r in extension["tool_runs"]] == [
@@ -98,7 +99,8 @@ def test_a_yard_tool_is_run_server_side_and_its_output_given_back(
 def test_a_stream_is_chunks_then_done_with_usage(
     base_url: str, admin_key: str, model: ScriptedModel
 ) -> None:
-    model.script(Reply.tool_call("calculator", {"expression": "6*7"}), Reply.text("It is 42."))
+    model.script(Reply.tool_call("calculator", {"expression": "6*7"}), Reply.choice("none"),
+                 Reply.text("It is 42."))  # fmt: skip
     stream = sdk(base_url, admin_key).chat.completions.create(
         model="fake-model",
         messages=user("calculate 6*7 with the calculator"),
@@ -128,10 +130,46 @@ def test_a_call_of_the_clients_own_tool_is_handed_back(
     assert len(model.requests) == 1 and "get_weather" in offered(model.requests[0])
 
 
+@pytest.mark.parametrize(
+    "replies",
+    [
+        (Reply.choice("get_weather"), Reply.calls(("get_weather", {"city": "Oslo"}))),
+        (Reply.text('<tool_call>{"name": "get_weather", "arguments": {"city": "Oslo"}}'),),
+        (Reply.text('```json\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n```'),),
+    ],
+    ids=["constrained", "tagged-text", "fenced-text"],
+)
+def test_a_call_the_model_writes_comes_back_as_tool_calls(
+    base_url: str, admin_key: str, model: ScriptedModel, replies: tuple[Reply, ...]
+) -> None:
+    model.script(*replies)
+    done = sdk(base_url, admin_key).chat.completions.create(
+        model="fake-model", messages=user("the weather in Oslo?"), tools=[WEATHER]
+    )
+    choice = done.choices[0]
+    assert choice.finish_reason == "tool_calls" and choice.message.content is None
+    (called,) = choice.message.tool_calls or ()
+    assert called.function.name == "get_weather" and called.id
+    assert json.loads(called.function.arguments) == {"city": "Oslo"}
+
+
+def test_no_tool_serving_the_request_is_answered_in_text(
+    base_url: str, admin_key: str, model: ScriptedModel
+) -> None:
+    model.script(Reply.choice("none"), Reply.text("I can only tell the weather."))
+    done = sdk(base_url, admin_key).chat.completions.create(
+        model="fake-model", messages=user("book me a flight"), tools=[WEATHER]
+    )
+    choice = done.choices[0]
+    assert choice.finish_reason == "stop" and choice.message.tool_calls is None
+    assert choice.message.content == "I can only tell the weather."
+    assert (done.model_extra or {})["plugyard"]["llm_calls"] == 2
+
+
 def test_the_client_answers_its_tool_and_the_conversation_goes_on(
     base_url: str, admin_key: str, model: ScriptedModel
 ) -> None:
-    model.script(Reply.text("Sunny in Oslo."))
+    model.script(Reply.choice("none"), Reply.text("Sunny in Oslo."))
     history = [
         *user("the weather in Oslo?"),
         {"role": "assistant", "content": None, "tool_calls": [
@@ -143,7 +181,7 @@ def test_the_client_answers_its_tool_and_the_conversation_goes_on(
         model="fake-model", messages=history, tools=[WEATHER]
     )
     assert done.choices[0].message.content == "Sunny in Oslo."
-    forwarded = model.requests[0]["messages"][-2:]
+    forwarded = model.requests[1]["messages"][-2:]
     assert forwarded[0]["tool_calls"][0]["id"] == "c1" and forwarded[1]["tool_call_id"] == "c1"
 
 
@@ -164,12 +202,12 @@ def test_an_action_needing_approval_stays_pending_with_no_side_effect(
     yard.admin.load_policy(CLERKS, by="admin")
     clerk = yard.keys.create("bob", ("clerk",))[1]
     before = sent(yard)
-    model.script(Reply.tool_call("mailer__send", {"to": "x@example.org"}),
+    model.script(Reply.tool_call("mailer__send", {"to": "x@example.org"}), Reply.choice("none"),
                  Reply.text("Your message waits for approval."))  # fmt: skip
     done = sdk(base_url, clerk).chat.completions.create(model="fake-model", messages=user(MAIL))
     (run,) = (done.model_extra or {})["plugyard"]["tool_runs"]
     assert run["status"] == "pending_approval" and run["pending"]["receipt"]
-    assert "pending_approval" in model.requests[1]["messages"][-1]["content"]
+    assert "pending_approval" in model.requests[2]["messages"][-1]["content"]
     assert sent(yard) == before
 
 
@@ -182,8 +220,9 @@ def test_a_caller_without_the_right_is_never_offered_nor_runs_the_tool(
         model="fake-model", messages=user(MAIL), user="admin"
     )
     assert "mailer__send" not in offered(model.requests[0])
-    (run,) = (done.model_extra or {})["plugyard"]["tool_runs"]
-    assert (run["status"], run["error_code"]) == ("error", "operation_not_found")
+    # A call to a tool not offered is not read as a call at all: no run, an answer.
+    assert (done.model_extra or {})["plugyard"]["tool_runs"] == []
+    assert done.choices[0].message.content == "No."
     assert sent(yard) == before
 
 

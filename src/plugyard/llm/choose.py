@@ -1,7 +1,9 @@
 """Picking a chat model from one setting (``PLUGYARD_LLM``).
 
 ``embedded`` (the default) or ``embedded:<name>``
-    A pinned GGUF model run in-process (docs/models.md); offline after set-up.
+    A pinned GGUF model run in-process (docs/models.md); offline after set-up. ``<name>``
+    is a file's name in the catalog or an alias: ``quality`` (the 1.5B model, installed
+    when set-up is asked for it), ``fast`` (the 135M smoke model).
 ``openai:<base_url>:<model>``
     Any OpenAI-compatible ``/chat/completions`` server, e.g.
     ``openai:https://api.openai.com/v1:gpt-4o-mini`` or a vLLM, llama.cpp or LM Studio
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from plugyard.llm.http import OpenAIChatModel, SocketFactory
 from plugyard.llm.model import ChatModel
-from plugyard.llm.pinned import CATALOG
+from plugyard.llm.pinned import ALIASES, CATALOG
 
 DEFAULT = "embedded"
 
@@ -39,9 +41,10 @@ def llm_from_spec(
 
         if not rest:
             return EmbeddedChatModel()
-        pinned = CATALOG.get(rest)
+        pinned = ALIASES.get(rest) or CATALOG.get(rest)
         if pinned is None:
-            raise ValueError(f"unknown embedded model {rest!r}; one of {', '.join(CATALOG)}")
+            known = ", ".join([*ALIASES, *CATALOG])
+            raise ValueError(f"unknown embedded model {rest!r}; one of {known}")
         return EmbeddedChatModel(pinned)
     if kind == "openai":
         base_url, sep, model = rest.rpartition(":")

@@ -2,8 +2,9 @@
 
 Offline once scripts/setup.sh has installed the model's package; nothing is fetched at
 run time. The model is loaded once per process and shared; one thread by default,
-because with two threads on a loaded two-core machine generation was several times
-slower (docs/llm.md). The request is the same OpenAI body the HTTP backend sends, handed
+because on a two-core machine shared with the server and its plugins a second thread
+bought no steady speed-up and made generation slower and erratic under load (measured in
+docs/llm.md). The request is the same OpenAI body the HTTP backend sends, handed
 to llama.cpp's server core in-process, which turns a JSON schema into a grammar, so a
 finished answer is always valid JSON.
 """

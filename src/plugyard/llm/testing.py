@@ -66,6 +66,24 @@ class Reply:
         return cls(tool_calls=(call,), finish_reason="tool_calls")
 
     @classmethod
+    def choice(cls, tool: str, calls: int = 1, **options: Any) -> Reply:
+        """The first answer of llm/calls.py's protocol: the tool chosen (or ``none``)."""
+        return cls.json({"tool": tool, "calls": 0 if tool == "none" else calls}, **options)
+
+    @staticmethod
+    def offered(body: Mapping[str, Any]) -> list[str]:
+        """The tools a request of that protocol's first step offers (its choices)."""
+        form = body.get("response_format") or {}
+        schema = (form.get("json_schema") or {}).get("schema") or {}
+        names = ((schema.get("properties") or {}).get("tool") or {}).get("enum") or []
+        return [n for n in names if n != "none"]
+
+    @classmethod
+    def calls(cls, *calls: tuple[str, Mapping[str, Any]]) -> Reply:
+        """Its second answer: the calls, as the schema built from the tools asks."""
+        return cls.json([{"name": name, "arguments": dict(args)} for name, args in calls])
+
+    @classmethod
     def error(cls, status: int, *, retry_after: float | None = None) -> Reply:
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
         body = json.dumps({"error": {"message": f"scripted {status}", "code": status}})

@@ -43,7 +43,9 @@ class ChatRequest:
     call instead. ``top_logprobs`` asks for that many alternatives of each generated
     token with their log-probabilities (OpenAI's ``logprobs``; 0: none), which lets a
     flow score choices with one short answer instead of reading a long one.
-    ``deadline_s`` bounds the whole call, retries included.
+    ``deadline_s`` bounds the whole call, retries included. ``lenient`` keeps an answer
+    that is not JSON on the schema (its ``json`` is then ``None``) for a caller that
+    reads the text itself (llm/calls.py) instead of refusing it.
     """
 
     messages: tuple[Message, ...]
@@ -54,6 +56,7 @@ class ChatRequest:
     max_tokens: int = DEFAULT_MAX_TOKENS
     deadline_s: float = DEFAULT_DEADLINE_S
     top_logprobs: int = 0
+    lenient: bool = False
 
     def __post_init__(self) -> None:
         if not self.messages:
@@ -94,7 +97,8 @@ class ChatAnswer:
     ``json`` is the parsed answer when the request carried a schema (already checked
     against it); ``top_logprobs`` the alternatives of each generated token, if asked;
     ``duration_ms`` is wall time of the whole call, retries included, so a flow can put
-    ``llm_calls`` and ``tokens`` into a result's ``cost``.
+    ``llm_calls`` and ``tokens`` into a result's ``cost``; ``llm_calls`` is more than one
+    for an answer made of several calls (llm/calls.py).
     """
 
     text: str
@@ -107,11 +111,12 @@ class ChatAnswer:
     attempts: int = 1
     #: Per generated token, its alternatives best first (when ``top_logprobs`` asked).
     top_logprobs: tuple[tuple[TokenLogprob, ...], ...] = ()
+    llm_calls: int = 1
 
     def cost(self) -> dict[str, float | int]:
-        """This call as the result envelope's ``cost`` counts it."""
+        """This answer as the result envelope's ``cost`` counts it."""
         return {
-            "llm_calls": 1,
+            "llm_calls": self.llm_calls,
             "tokens": self.usage.total_tokens,
             "duration_ms": round(self.duration_ms, 3),
         }

@@ -15,7 +15,7 @@ from typing import Any
 
 import jsonschema_rs
 
-from plugyard.llm.errors import invalid_answer
+from plugyard.llm.errors import LlmError, invalid_answer
 from plugyard.llm.types import (
     ChatAnswer,
     ChatRequest,
@@ -119,7 +119,12 @@ def answer_from(
     )
     if request.json_schema is None or answer.tool_calls:
         return answer
-    parsed = checked_json(text, request.json_schema, finish_reason=finish)
+    try:
+        parsed = checked_json(text, request.json_schema, finish_reason=finish)
+    except LlmError:
+        if request.lenient:
+            return answer
+        raise
     return replace(answer, json=parsed)
 
 

@@ -33,6 +33,7 @@ from plugyard.execution.executor import Executor, new_request_id
 from plugyard.execution.governance import Governance
 from plugyard.llm import ChatAnswer, ChatModel, ChatRequest, LlmError, Message, ToolCall, Usage
 from plugyard.llm import model_name as name_of
+from plugyard.llm.calls import respond
 from plugyard.llm.errors import timed_out, unavailable
 from plugyard.routing.act import Calls, is_side_effect
 from plugyard.routing.choice import Candidate
@@ -231,10 +232,11 @@ class ChatFlow:
             max_tokens=conversation.max_tokens,
             deadline_s=left,
         )
-        run.llm_calls += 1
         try:
-            answer = await run.model.chat(request)
+            # Calls come back as calls whatever the server (llm/calls.py).
+            answer = await respond(run.model, request)
         except LlmError:
+            run.llm_calls += 1
             raise
         except PlugyardError as exc:
             raise LlmError(exc.message, code=exc.code) from None
@@ -242,6 +244,7 @@ class ChatFlow:
             raise timed_out("the model did not answer in time") from None
         except OSError as exc:
             raise unavailable(f"the model cannot be reached: {exc}") from None
+        run.llm_calls += answer.llm_calls
         run.prompt_tokens += answer.usage.prompt_tokens
         run.completion_tokens += answer.usage.completion_tokens
         return answer

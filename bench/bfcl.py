@@ -1,0 +1,256 @@
+"""BFCL through the OpenAI-compatible endpoint: each entry's question is sent to
+``POST /v1/chat/completions`` of a yard served on loopback, with the official ``openai``
+client and the entry's functions as the client's own tools, and the calls that come back
+(``message.tool_calls``) are scored by BFCL's own AST checker (the ``bfcl-eval``
+package: ``pip install --no-deps "bfcl-eval==2026.3.23"``; its own requirements pull
+torch and a dozen vendor SDKs the checker never imports).
+
+    python bench/bfcl.py --data ../shared/bench/bfcl
+    python bench/bfcl.py --data DIR --categories simple_python,multiple --limit 60 --half tune
+    python bench/bfcl.py --data DIR --irrelevance 60 --llm embedded:quality --json
+
+Per category: ``accuracy`` (the checker's ``valid``), ``calls_rate`` (answers that came
+back as tool calls), ``p50_ms`` and ``p95_ms`` of one request as the client sees it.
+``--irrelevance N`` adds a category built from the data here, since BFCL's own
+irrelevance entries are not: N questions of ``simple_python``, each offered the function
+of another entry (chosen with a fixed seed), where the right answer is no call (BFCL's
+irrelevance rule); its ``accuracy`` is the share answered without a call.
+
+A request the endpoint refuses (``llm_timeout`` on a loaded machine) counts as wrong.
+``--half tune|report`` keeps the entries whose id has an even (tune) or odd (report)
+number, so a method is tuned on one half and reported on the other; ``--limit N`` takes N
+entries spread evenly over each category. The yard has no plugins of its own
+(``builtins=False``), so only the client's tools are offered. ``--llm`` is a
+``PLUGYARD_LLM`` spec (default: the embedded default model, one thread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from openai import APIError, OpenAI
+
+from discovery import percentile
+from plugyard.server import ServerSettings, create_app
+from plugyard.server.testing import serving
+from plugyard.yard import Settings, Yard
+
+#: The name under which BFCL's checker reads our answers: like OpenAI's models, function
+#: names travel with "." written as "_" (the endpoint's names are ^[A-Za-z0-9_-]{1,64}$).
+CHECKER_MODEL = "plugyard-endpoint"
+#: The scoring reads only the calls; a text answer (the right one when no function
+#: serves the question) need not run to the endpoint's default of 1,024 tokens.
+MAX_TOKENS = 256
+
+
+def _checker() -> Any:
+    """BFCL's ``ast_checker``. Its model table imports every vendor SDK BFCL supports; the
+    checker reads one flag of it (``underscore_to_dot``), so that table is given here
+    with our one entry instead."""
+    config = types.ModuleType("bfcl_eval.constants.model_config")
+    config.MODEL_CONFIG_MAPPING = {  # type: ignore[attr-defined]
+        CHECKER_MODEL: types.SimpleNamespace(underscore_to_dot=True)
+    }
+    sys.modules.setdefault("bfcl_eval.constants.model_config", config)
+    from bfcl_eval.constants.enums import Language
+    from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
+
+    return lambda functions, output, answer, category: ast_checker(
+        functions, output, answer, Language.PYTHON, category, CHECKER_MODEL
+    )
+
+
+def _types() -> dict[str, str]:
+    from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI
+
+    return dict(GORILLA_TO_OPENAPI)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def openai_schema(schema: Any, mapping: dict[str, str]) -> Any:
+    """BFCL's parameter types (``dict``, ``float``, ``tuple`` …) as JSON Schema's, by
+    BFCL's own table, as its OpenAI handler sends them."""
+    if isinstance(schema, list):
+        return [openai_schema(s, mapping) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: openai_schema(v, mapping) for k, v in schema.items()}
+    if isinstance(schema.get("type"), str):
+        out["type"] = mapping.get(schema["type"], "string")
+    if not isinstance(out.get("properties"), dict) and "properties" in out:
+        del out["properties"]
+    return out
+
+
+def tools_of(functions: list[dict[str, Any]], mapping: dict[str, str]) -> list[dict[str, Any]]:
+    tools = []
+    for function in functions:
+        parameters = openai_schema(function.get("parameters", {}), mapping)
+        parameters["type"] = "object"
+        tools.append({"type": "function", "function": {
+            "name": re.sub(r"\.", "_", function["name"]),
+            "description": function.get("description", ""),
+            "parameters": parameters}})  # fmt: skip
+    return tools
+
+
+def pick(entries: list[dict[str, Any]], half: str | None, limit: int | None) -> list[Any]:
+    if half:
+        parity = 0 if half == "tune" else 1
+        entries = [e for e in entries if int(e["id"].rsplit("_", 1)[1]) % 2 == parity]
+    if limit and limit < len(entries):
+        step = len(entries) / limit
+        entries = [entries[int(i * step)] for i in range(limit)]
+    return entries
+
+
+def irrelevant(entries: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """Questions offered another entry's function: no call is the right answer."""
+    rng = random.Random(27)
+    out = []
+    for entry in entries[:n]:
+        other = rng.choice(
+            [e for e in entries if e["function"][0]["name"] != entry["function"][0]["name"]]
+        )
+        out.append({"id": f"irrelevance_{entry['id']}", "question": entry["question"],
+                    "function": other["function"]})  # fmt: skip
+    return out
+
+
+def run(args: argparse.Namespace) -> dict[str, dict[str, float]]:
+    check, mapping = _checker(), _types()
+    data = Path(args.data)
+    categories = [c for c in args.categories.split(",") if c]
+    sets: dict[str, tuple[list[Any], dict[str, Any]]] = {}
+    for category in categories:
+        entries = read_jsonl(data / f"BFCL_v4_{category}.json")
+        answers = {
+            a["id"]: a for a in read_jsonl(data / "possible_answer" / f"BFCL_v4_{category}.json")
+        }
+        sets[category] = (pick(entries, args.half, args.limit), answers)
+    if args.irrelevance:
+        simple = read_jsonl(data / "BFCL_v4_simple_python.json")
+        sets["irrelevance_built"] = (
+            irrelevant(pick(simple, args.half, None), args.irrelevance),
+            {},
+        )
+
+    report: dict[str, dict[str, float]] = {}
+    failures: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings(database=str(Path(tmp) / "yard.db"), builtins=False,
+                            llm=args.llm, embedder="hashing")  # fmt: skip
+        with Yard.from_settings(settings) as yard:
+            key = yard.keys.bootstrap_admin()
+            with serving(create_app(yard, ServerSettings(health_checks=False))) as base:
+                client = OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0, timeout=300)
+                for category, (entries, answers) in sets.items():
+                    report[category] = measure(
+                        client, category, entries, answers, check, mapping, failures, args.verbose
+                    )
+    if args.failures:
+        Path(args.failures).write_text("\n".join(json.dumps(f) for f in failures))
+    return report
+
+
+def measure(
+    client: OpenAI,
+    category: str,
+    entries: list[dict[str, Any]],
+    answers: dict[str, Any],
+    check: Any,
+    mapping: dict[str, str],
+    failures: list[dict[str, Any]],
+    verbose: bool,
+) -> dict[str, float]:
+    """One category through the endpoint: accuracy by BFCL's checker, and latency."""
+    right, as_calls, latencies = 0, 0, []
+    for entry in entries:
+        started = time.perf_counter()
+        try:
+            done = client.chat.completions.create(
+                model="plugyard",
+                messages=entry["question"][0],
+                tools=tools_of(entry["function"], mapping),  # type: ignore[arg-type]
+                temperature=0,
+                max_tokens=MAX_TOKENS,
+            )
+        except APIError as exc:  # a refusal (llm_timeout …) is a wrong answer, not the end
+            latencies.append((time.perf_counter() - started) * 1000)
+            code = getattr(exc, "code", None) or type(exc).__name__
+            failures.append({"id": entry["id"], "error": [f"HTTP error: {code}"]})
+            if verbose:
+                print(entry["id"], "ERROR", f"{latencies[-1]:.0f}ms", code, file=sys.stderr)
+            continue
+        latencies.append((time.perf_counter() - started) * 1000)
+        message = done.choices[0].message
+        calls = [
+            {c.function.name: json.loads(c.function.arguments)}  # type: ignore[union-attr]
+            for c in message.tool_calls or ()
+        ]
+        as_calls += bool(calls)
+        verdict: Any = {"valid": not calls}  # irrelevance: no call is right
+        if category != "irrelevance_built":
+            truth = answers[entry["id"]]["ground_truth"]
+            no_call = {"valid": False, "error": ["no call"]}
+            verdict = check(entry["function"], calls, truth, category) if calls else no_call
+        ok = bool(verdict["valid"])
+        right += ok
+        text = (message.content or "")[:200]
+        if not ok:
+            failures.append({"id": entry["id"], "calls": calls, "text": text,
+                             "error": verdict.get("error")})  # fmt: skip
+        if verbose:
+            mark = "ok" if ok else "WRONG"
+            print(entry["id"], mark, f"{latencies[-1]:.0f}ms", calls or text[:80],
+                  file=sys.stderr, flush=True)  # fmt: skip
+    n = max(len(entries), 1)
+    return {
+        "n": len(entries),
+        "accuracy": right / n,
+        "calls_rate": as_calls / n,
+        "p50_ms": percentile(latencies, 0.5) if latencies else 0,
+        "p95_ms": percentile(latencies, 0.95) if latencies else 0,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", required=True, help="BFCL's data folder (shared/bench/bfcl)")
+    parser.add_argument("--categories", default="simple_python,multiple")
+    parser.add_argument("--limit", type=int, default=None, help="entries per category")
+    parser.add_argument("--half", choices=("tune", "report"), default=None)
+    parser.add_argument("--irrelevance", type=int, default=0, help="built irrelevance entries")
+    parser.add_argument("--llm", default=None, help="a PLUGYARD_LLM spec (default: embedded)")
+    parser.add_argument("--failures", default=None, help="write the wrong answers here")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    load = Path("/proc/loadavg").read_text().split()[:3] if Path("/proc/loadavg").exists() else []
+    report = run(args)
+    if args.json:
+        print(json.dumps({"load": load, "categories": report}, indent=2))
+        return
+    print(f"model: {args.llm or 'embedded (default)'}  load before: {' '.join(load)}")
+    print(f"{'category':<20}{'n':>5}{'accuracy':>10}{'calls':>8}{'p50 ms':>9}{'p95 ms':>9}")
+    for category, row in report.items():
+        print(f"{category:<20}{row['n']:>5}{row['accuracy']:>10.3f}{row['calls_rate']:>8.2f}"
+              f"{row['p50_ms']:>9.0f}{row['p95_ms']:>9.0f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

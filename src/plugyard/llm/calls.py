@@ -1,0 +1,402 @@
+"""Tool calls that come back as calls, whatever server runs the model (docs/llm.md).
+
+:func:`respond` takes a chat request that offers tools and returns an answer that either
+holds tool calls (``finish_reason == "tool_calls"``) or text, never a call written as
+text. It does not rely on the server's own tool-call parsing, which small local models
+defeat by writing their call as prose, a fenced block or a ``<tool_call>`` tag:
+
+1. **Choose.** The tools are described in the system prompt and the model answers under
+   a JSON schema whose one field is the choice among the tools' names and ``none``. A
+   request no tool serves is a choice the model makes, not a default it never takes.
+2. **Call.** When it chose a tool, the same prompt (so a server's prompt cache serves
+   it) asks for the calls under a schema built from the tools' parameters: the name is
+   a constant and the arguments follow the tool's own schema, so the call is well-formed
+   by construction.
+3. **Answer.** When it chose ``none``, it answers the conversation in text, without
+   the tools (under the caller's own schema, if any).
+
+A schema travels as OpenAI's ``response_format``, which every backend of docs/llm.md
+honours; llama.cpp (the embedded backend) compiles it into a grammar. For a server that
+ignores it, text-form calls are read as a fallback (:func:`parse_calls`): a JSON object
+``{"name", "arguments"}`` (or ``parameters``), a list of them, fenced or inside
+``<tool_call>`` tags, and OpenAI's own ``{"function": {…}}`` shape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from plugyard.llm.errors import LlmError, timed_out
+from plugyard.llm.model import ChatModel
+from plugyard.llm.types import ChatAnswer, ChatRequest, Message, ToolCall, Usage
+
+#: The choice that means "no tool serves this, answer in text".
+NONE = "none"
+#: At most this many calls from one answer.
+MAX_CALLS = 8
+#: A choice is a few tokens; a call is bounded by the request's own ``max_tokens``.
+CHOOSE_TOKENS = 32
+
+_TOOLS_INTRO = (
+    "You have these functions. Each is a JSON object with its name, what it does and "
+    "its parameters as JSON Schema:"
+)
+_CHOOSE = (
+    "Decide whether one of the functions serves the user's last request. Answer with "
+    'JSON: {"tool": "<function name>", "calls": <how many calls>} to call it (one call '
+    "unless the user asks for several separate results), or "
+    '{"tool": "none", "calls": 0} when none of the functions does what the user asks '
+    "(then you will answer in words)."
+)
+_CALL = (
+    "Call {name}. Answer with a JSON list of {count}, "
+    '[{{"name": "<function name>", "arguments": {{…}}}}]. Take every argument value from '
+    "the user's request, written as the parameter's type asks; leave out an optional "
+    "parameter the request does not give."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """An offered function as the model sees it: name, description, parameters."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, definition: Mapping[str, Any]) -> Tool:
+        """From an OpenAI tool (``{"type": "function", "function": {…}}``) or a bare
+        function definition."""
+        function = definition.get("function", definition)
+        if not isinstance(function, Mapping):
+            function = {}
+        parameters = function.get("parameters")
+        return cls(
+            str(function.get("name", "")),
+            str(function.get("description") or ""),
+            parameters if isinstance(parameters, Mapping) else {"type": "object"},
+        )
+
+    def shown(self) -> str:
+        return json.dumps(
+            {"name": self.name, "description": self.description, "parameters": self.parameters},
+            ensure_ascii=False,
+        )
+
+
+async def respond(model: ChatModel, request: ChatRequest) -> ChatAnswer:
+    """``request`` answered by ``model``: its tool calls (``finish_reason`` is
+    ``tool_calls``) or its text. The answer's ``llm_calls``, ``usage`` and
+    ``duration_ms`` count every call made. Without tools, one plain call."""
+    if not request.tools:
+        return await model.chat(request)
+    tools = [Tool.of(t) for t in request.tools]
+    tools = [t for t in tools if t.name]
+    names = [t.name for t in tools]
+    none = _none_choice(names)
+    started = time.perf_counter()
+    deadline = started + request.deadline_s
+    prompt = _prompt(request.messages, tools)
+    answers: list[ChatAnswer] = []
+
+    choose = _step(
+        request,
+        (*prompt, Message("system", _CHOOSE.replace('"none"', json.dumps(none)))),
+        schema=_choice_schema([*names, none]),
+        max_tokens=CHOOSE_TOKENS,
+        deadline=deadline,
+    )
+    answer = await model.chat(choose)
+    answers.append(answer)
+    chosen = _chosen(answer, names, none)
+    count = _count(answer)
+    if isinstance(chosen, tuple):  # the server ignored the schema and wrote calls
+        return _merged(answers, answer, chosen, started)
+    if chosen is None:
+        text = await model.chat(_step(request, request.messages, deadline=deadline,
+                                      schema=request.json_schema))  # fmt: skip
+        answers.append(text)
+        return _merged(answers, text, (), started)
+
+    order = [next(t for t in tools if t.name == chosen), *(t for t in tools if t.name != chosen)]
+    call = _step(
+        request,
+        (*prompt, Message("system", _CALL.format(name=chosen, count=_calls_text(count)))),
+        schema=calls_schema(order, count),
+        deadline=deadline,
+    )
+    try:
+        answer = await model.chat(call)
+    except LlmError as exc:
+        if exc.code != "invalid_request" and exc.details.get("status") != 400:
+            raise
+        # The server could not compile the tool's schema into a grammar: ask again with
+        # the arguments unconstrained, still read as calls.
+        answer = await model.chat(replace(call, json_schema=calls_schema(order, count, loose=True)))
+    answers.append(answer)
+    calls = answer.tool_calls or _calls_of(answer, names)
+    if not calls:
+        raise LlmError(
+            "the model chose a tool but wrote no call to it",
+            code="llm_invalid_answer",
+            text=answer.text[:500],
+        )
+    return _merged(answers, answer, calls, started)
+
+
+# ------------------------------------------------------------------ prompts, schemas
+
+
+def _prompt(messages: Sequence[Message], tools: Sequence[Tool]) -> tuple[Message, ...]:
+    """The conversation with the tools described in its system message."""
+    catalog = "\n".join([_TOOLS_INTRO, *(t.shown() for t in tools)])
+    if messages and messages[0].role == "system":
+        head = Message("system", f"{messages[0].content}\n\n{catalog}")
+        return (head, *messages[1:])
+    return (Message("system", catalog), *messages)
+
+
+def _step(
+    request: ChatRequest,
+    messages: Sequence[Message],
+    *,
+    deadline: float,
+    schema: Mapping[str, Any] | None,
+    max_tokens: int | None = None,
+) -> ChatRequest:
+    left = deadline - time.perf_counter()
+    if left <= 0:
+        raise timed_out("the model ran past the request's deadline")
+    return replace(
+        request,
+        messages=tuple(messages),
+        json_schema=schema,
+        schema_name="answer" if schema is request.json_schema else "tool_choice",
+        tools=None,
+        max_tokens=min(max_tokens or request.max_tokens, request.max_tokens),
+        deadline_s=left,
+        lenient=schema is not request.json_schema,
+    )
+
+
+def _none_choice(names: Sequence[str]) -> str:
+    choice = NONE
+    while choice in names:  # a tool of that name: the sentinel steps aside
+        choice = f"_{choice}"
+    return choice
+
+
+def _choice_schema(choices: Sequence[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "tool": {"type": "string", "enum": list(choices)},
+            "calls": {"type": "integer", "enum": list(range(MAX_CALLS + 1))},
+        },
+        "required": ["tool", "calls"],
+        "additionalProperties": False,
+    }
+
+
+def _count(answer: ChatAnswer) -> int:
+    # How many calls the model said the request needs: the call step asks for exactly
+    # that many, since a list left open is one a small model never closes.
+    value = answer.json.get("calls") if isinstance(answer.json, Mapping) else None
+    return value if isinstance(value, int) and 1 <= value <= MAX_CALLS else 1
+
+
+def _calls_text(count: int) -> str:
+    return "one call" if count == 1 else f"{count} calls"
+
+
+def calls_schema(tools: Sequence[Tool], count: int = 1, *, loose: bool = False) -> dict[str, Any]:
+    """A JSON list of ``count`` calls: the first to ``tools[0]`` (the chosen one), the
+    others to any of ``tools``; each call's ``arguments`` on the tool's own parameter
+    schema (``loose``: any object)."""
+    one = [_call_schema(t, loose) for t in tools]
+    return {
+        "type": "array",
+        "prefixItems": [one[0]],
+        "items": one[0] if len(one) == 1 else {"anyOf": one},
+        "minItems": count,
+        "maxItems": count,
+    }
+
+
+def _call_schema(tool: Tool, loose: bool) -> dict[str, Any]:
+    arguments = {"type": "object"} if loose else grammar_schema(tool.parameters, top=True)
+    return {
+        "type": "object",
+        "properties": {"name": {"const": tool.name}, "arguments": arguments},
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+    }
+
+
+#: JSON Schema's types, and the names some tool catalogs (BFCL's, Python's) use.
+_TYPES = {"object": "object", "dict": "object", "array": "array", "list": "array",
+          "tuple": "array", "string": "string", "str": "string", "integer": "integer",
+          "int": "integer", "number": "number", "float": "number", "boolean": "boolean",
+          "bool": "boolean", "null": "null"}  # fmt: skip
+
+
+def grammar_schema(schema: Any, *, top: bool = False) -> dict[str, Any]:
+    """The part of a tool's parameter schema that constrains a call: types (with the
+    common aliases read as JSON Schema's), properties, required, items, enums. Text
+    the model reads (descriptions, examples) stays in the prompt; what a grammar cannot
+    express is left out rather than refused."""
+    if not isinstance(schema, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind.lower() in _TYPES:
+        out["type"] = _TYPES[kind.lower()]
+    elif isinstance(kind, list):
+        kinds = [_TYPES[k.lower()] for k in kind if isinstance(k, str) and k.lower() in _TYPES]
+        if kinds:
+            out["type"] = kinds
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        out["enum"] = enum
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            out["anyOf"] = [grammar_schema(o) for o in options]
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping) and out.get("type", "object") == "object":
+        out["type"] = "object"
+        out["properties"] = {str(k): grammar_schema(v) for k, v in properties.items()}
+        required = schema.get("required")
+        if isinstance(required, list):
+            out["required"] = [r for r in required if r in out["properties"]]
+        # The call's own arguments: only the declared ones, so none is invented.
+        if top:
+            out["additionalProperties"] = False
+    items = schema.get("items")
+    if isinstance(items, Mapping) and out.get("type") == "array":
+        out["items"] = grammar_schema(items)
+    return out
+
+
+# ------------------------------------------------------------------ reading answers
+
+
+def _chosen(
+    answer: ChatAnswer, names: Sequence[str], none: str
+) -> str | tuple[ToolCall, ...] | None:
+    """The tool chosen, ``None`` for none, or calls the server wrote instead."""
+    if answer.tool_calls:
+        return tuple(c for c in answer.tool_calls if c.name in names) or None
+    value = answer.json.get("tool") if isinstance(answer.json, Mapping) else None
+    if isinstance(value, str) and value in names:
+        return value
+    if value == none:
+        return None
+    calls = parse_calls(answer.text, names)
+    if calls:
+        return calls
+    # A server that ignored the schema and named a tool in words.
+    named = [n for n in names if re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-])", answer.text)]
+    return named[0] if len(named) == 1 else None
+
+
+def _calls_of(answer: ChatAnswer, names: Sequence[str]) -> tuple[ToolCall, ...]:
+    value = answer.json
+    if value is None:
+        return parse_calls(answer.text, names)
+    return tuple(_read_calls(value, names))
+
+
+def parse_calls(text: str, names: Sequence[str]) -> tuple[ToolCall, ...]:
+    """Calls to ``names`` written as text: JSON objects ``{"name", "arguments"}`` (or
+    ``parameters``, or OpenAI's ``{"function": {…}}``), lists of them, bare, fenced or
+    between ``<tool_call>`` tags. Anything else, or a call to a name not offered, is
+    not a call."""
+    pieces = _TAGGED.findall(text) or _FENCED.findall(text)
+    calls = _calls_in(pieces, names)
+    # No tags or fences, or a fence inside a JSON string cut the call short: the whole
+    # text is read instead.
+    return calls or _calls_in([text], names)
+
+
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+_FENCED = re.compile(r"```(?:json|JSON|tool_call)?\s*\n?(.*?)```", re.S)
+_decoder = json.JSONDecoder()
+
+
+def _calls_in(pieces: Sequence[str], names: Sequence[str]) -> tuple[ToolCall, ...]:
+    calls: list[ToolCall] = []
+    for value in _scanned(pieces):
+        calls.extend(_read_calls(value, names))
+        if len(calls) >= MAX_CALLS:
+            break
+    return tuple(calls[:MAX_CALLS])
+
+
+def _scanned(pieces: Sequence[str]) -> Iterator[Any]:
+    for piece in pieces:
+        index = 0
+        while index < len(piece):
+            start = min((i for i in (piece.find("{", index), piece.find("[", index)) if i >= 0),
+                        default=-1)  # fmt: skip
+            if start < 0:
+                break
+            try:
+                value, end = _decoder.raw_decode(piece, start)
+            except ValueError:
+                index = start + 1
+                continue
+            yield value
+            index = end
+
+
+def _read_calls(value: Any, names: Sequence[str]) -> Iterator[ToolCall]:
+    if isinstance(value, list):
+        for item in value[:MAX_CALLS]:
+            yield from _read_calls(item, names)
+        return
+    if not isinstance(value, Mapping):
+        return
+    if isinstance(value.get("function"), Mapping):
+        value = value["function"]
+    if isinstance(value.get("tool_calls"), list):
+        yield from _read_calls(value["tool_calls"], names)
+        return
+    name = value.get("name")
+    arguments = value.get("arguments", value.get("parameters", {}))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return
+    if isinstance(name, str) and name in names and isinstance(arguments, Mapping):
+        yield ToolCall(name, dict(arguments))
+
+
+def _merged(
+    answers: Sequence[ChatAnswer], last: ChatAnswer, calls: Sequence[ToolCall], started: float
+) -> ChatAnswer:
+    usage = Usage(
+        sum(a.usage.prompt_tokens for a in answers),
+        sum(a.usage.completion_tokens for a in answers),
+    )
+    numbered = tuple(
+        ToolCall(c.name, c.arguments, c.id or f"call_{i}") for i, c in enumerate(calls)
+    )
+    return replace(
+        last,
+        text="" if numbered else last.text,
+        json=None if numbered else last.json,
+        tool_calls=numbered,
+        finish_reason="tool_calls" if numbered else last.finish_reason,
+        usage=usage,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        attempts=sum(a.attempts for a in answers),
+        llm_calls=sum(a.llm_calls for a in answers),
+    )

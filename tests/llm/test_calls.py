@@ -1,0 +1,205 @@
+"""Tool calls come back as calls, against the scripted OpenAI-compatible server: the
+choice among the tools and ``none`` under a schema, then the calls under a schema built
+from the tool's parameters; text-form calls read when a server ignores the schema."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from plugyard.llm import ChatAnswer, ChatRequest, LlmError, OpenAIChatModel, RetryPolicy
+from plugyard.llm.calls import Tool, calls_schema, grammar_schema, parse_calls, respond
+from plugyard.llm.testing import FakeModelServer, Reply
+
+FAST = RetryPolicy(attempts=1, base_s=0.001, cap_s=0.002)
+
+
+def tool(name: str, **properties: Any) -> dict[str, Any]:
+    return {"type": "function", "function": {
+        "name": name, "description": f"{name} things",
+        "parameters": {"type": "object", "properties": properties,
+                       "required": list(properties)}}}  # fmt: skip
+
+
+WEATHER = tool("get_weather", city={"type": "string"})
+CONVERT = tool("convert", value={"type": "number"}, unit={"type": "string", "enum": ["km", "mi"]})
+
+
+def answer(
+    script: Sequence[Reply], *tools: dict[str, Any], user: str = "Weather in Oslo?", **options: Any
+) -> tuple[ChatAnswer, list[dict[str, Any]]]:
+    async def main() -> tuple[ChatAnswer, list[dict[str, Any]]]:
+        async with FakeModelServer(script) as fake:
+            model = OpenAIChatModel(fake.base_url, "fake-model", retry=FAST)
+            request = ChatRequest.of(("user", user), tools=tools or None, **options)
+            return await respond(model, request), fake.requests
+
+    return asyncio.run(main())
+
+
+def schema_of(body: dict[str, Any]) -> Any:
+    return body["response_format"]["json_schema"]["schema"]
+
+
+def test_a_chosen_tool_comes_back_as_a_call_made_under_its_own_schema() -> None:
+    done, requests = answer(
+        [Reply.choice("get_weather"), Reply.calls(("get_weather", {"city": "Oslo"}))],
+        WEATHER,
+        CONVERT,
+    )
+    assert done.finish_reason == "tool_calls" and done.text == ""
+    assert [(c.name, dict(c.arguments)) for c in done.tool_calls] == [
+        ("get_weather", {"city": "Oslo"})
+    ]
+    assert done.tool_calls[0].id and done.llm_calls == 2
+    choose, call = requests
+    assert schema_of(choose)["properties"]["tool"]["enum"] == ["get_weather", "convert", "none"]
+    # The tools travel in the prompt, not as the server's own tools.
+    assert "tools" not in choose and '"name": "convert"' in choose["messages"][0]["content"]
+    first = schema_of(call)["prefixItems"][0]
+    assert first["properties"]["name"] == {"const": "get_weather"}
+    assert first["properties"]["arguments"]["required"] == ["city"]
+    assert first["properties"]["arguments"]["additionalProperties"] is False
+    # The same conversation both times, only the last instruction differs: a server's
+    # prompt cache serves the second call.
+    assert choose["messages"][:-1] == call["messages"][:-1]
+
+
+def test_none_is_a_real_choice_answered_in_text_without_the_tools() -> None:
+    done, requests = answer(
+        [Reply.choice("none"), Reply.text("I cannot book flights.", prompt_tokens=7)],
+        WEATHER,
+        user="Book me a flight to Rome",
+    )
+    assert (done.text, done.finish_reason, done.tool_calls) == ("I cannot book flights.",
+                                                                "stop", ())  # fmt: skip
+    assert done.llm_calls == 2
+    text = requests[1]
+    assert "response_format" not in text and "tools" not in text
+    assert text["messages"] == [{"role": "user", "content": "Book me a flight to Rome"}]
+
+
+def test_the_text_answer_keeps_the_callers_own_schema() -> None:
+    schema = {"type": "object", "properties": {"reply": {"type": "string"}}}
+    done, requests = answer(
+        [Reply.choice("none"), Reply.json({"reply": "no"})], WEATHER, json_schema=schema
+    )
+    assert done.json == {"reply": "no"}
+    assert schema_of(requests[1]) == schema
+
+
+def test_the_number_of_calls_chosen_is_the_number_asked_for() -> None:
+    two = Reply.calls(("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Rome"}))
+    done, requests = answer([Reply.choice("get_weather", calls=2), two], WEATHER,
+                            user="Weather in Oslo and in Rome?")  # fmt: skip
+    assert [c.arguments["city"] for c in done.tool_calls] == ["Oslo", "Rome"]
+    assert len({c.id for c in done.tool_calls}) == 2
+    assert (schema_of(requests[1])["minItems"], schema_of(requests[1])["maxItems"]) == (2, 2)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}\n</tool_call>',
+        'Sure:\n```json\n{"name": "get_weather", "parameters": {"city": "Oslo"}}\n```',
+        '[{"function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Oslo\\"}"}}]',
+    ],
+)
+def test_a_server_that_ignores_the_schema_still_gives_calls(written: str) -> None:
+    done, _ = answer([Reply.text(written)], WEATHER)
+    assert done.finish_reason == "tool_calls"
+    assert [(c.name, dict(c.arguments)) for c in done.tool_calls] == [
+        ("get_weather", {"city": "Oslo"})
+    ]
+
+
+def test_a_call_step_written_as_text_is_read_leniently() -> None:
+    fenced = '```json\n[{"name": "get_weather", "arguments": {"city": "Oslo"}}]\n```\nDone.'
+    done, _ = answer([Reply.choice("get_weather"), Reply.text(fenced)], WEATHER)
+    assert [c.name for c in done.tool_calls] == ["get_weather"]
+
+
+def test_native_tool_calls_of_a_server_are_kept() -> None:
+    done, _ = answer([Reply.tool_call("get_weather", {"city": "Oslo"})], WEATHER)
+    assert [c.name for c in done.tool_calls] == ["get_weather"] and done.llm_calls == 1
+
+
+def test_a_chosen_tool_without_a_call_is_an_invalid_answer() -> None:
+    with pytest.raises(LlmError) as caught:
+        answer([Reply.choice("get_weather"), Reply.text("I would call it.")], WEATHER)
+    assert caught.value.code == "llm_invalid_answer"
+
+
+def test_a_schema_the_server_cannot_compile_is_asked_again_unconstrained() -> None:
+    done, requests = answer(
+        [Reply.choice("get_weather"), Reply.error(400),
+         Reply.calls(("get_weather", {"city": "Oslo"}))], WEATHER,
+    )  # fmt: skip
+    assert [c.name for c in done.tool_calls] == ["get_weather"]
+    loose = schema_of(requests[2])["prefixItems"][0]["properties"]["arguments"]
+    assert loose == {"type": "object"}
+
+
+def test_a_call_to_a_tool_not_offered_is_not_a_call() -> None:
+    written = '{"name": "delete_everything", "arguments": {}}'
+    done, _ = answer([Reply.text(written), Reply.text("No tool fits.")], WEATHER)
+    assert done.tool_calls == () and done.text == "No tool fits."
+
+
+def test_a_tool_named_none_does_not_take_the_place_of_no_tool() -> None:
+    _, requests = answer([Reply.choice("_none"), Reply.text("ok")], tool("none"))
+    assert schema_of(requests[0])["properties"]["tool"]["enum"] == ["none", "_none"]
+
+
+def test_without_tools_it_is_one_plain_call() -> None:
+    done, requests = answer([Reply.text("hi")])
+    assert done.text == "hi" and len(requests) == 1 and "response_format" not in requests[0]
+
+
+def test_tool_types_are_read_as_json_schemas() -> None:
+    schema = grammar_schema(
+        {"type": "dict", "properties": {"x": {"type": "float", "description": "d"},
+         "xs": {"type": "tuple", "items": {"type": "any"}}, "n": {"type": "int"}},
+         "required": ["x", "gone"]}, top=True)  # fmt: skip
+    assert schema == {
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "xs": {"type": "array", "items": {}},
+                       "n": {"type": "integer"}},
+        "required": ["x"],
+        "additionalProperties": False,
+    }  # fmt: skip
+    many = calls_schema([Tool.of(WEATHER), Tool.of(CONVERT)], 3)
+    assert len(many["items"]["anyOf"]) == 2 and many["minItems"] == many["maxItems"] == 3
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@given(st.text(max_size=300))
+def test_any_text_parses_to_calls_of_offered_names_only(text: str) -> None:
+    for call in parse_calls(text, ["get_weather"]):
+        assert call.name == "get_weather"
+
+
+@given(
+    st.dictionaries(st.from_regex(r"[a-z]{1,6}", fullmatch=True), _values, max_size=4),
+    st.sampled_from(["{}", "<tool_call>{}</tool_call>", "```json\n{}\n```", "Here: [{}] ok"]),
+)
+def test_a_written_call_reads_back_whatever_its_wrapping(
+    arguments: dict[str, Any], wrapping: str
+) -> None:  # fmt: skip
+    written = wrapping.replace("{}", json.dumps({"name": "convert", "arguments": arguments}), 1)
+    (call,) = parse_calls(written, ["convert", "get_weather"])
+    assert (call.name, dict(call.arguments)) == ("convert", arguments)
