@@ -104,6 +104,8 @@ def rest_outcome(reply: Any) -> str:
     body = reply.json()
     if isinstance(body, dict) and body.get("status") == "pending_approval":
         return "pending_approval"
+    if isinstance(body, dict) and body.get("status") == "error":  # ask: every ending answers
+        return str(body["error"]["code"])
     return "allowed"
 
 

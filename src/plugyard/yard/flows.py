@@ -41,6 +41,8 @@ class Flows:
         governing: Governing,
         model: Callable[[], ChatModel],
         model_rate_per_minute: int = 60,
+        *,
+        reasoning_model: bool = False,
     ) -> None:
         self.store = store
         self.registry = registry
@@ -49,6 +51,10 @@ class Flows:
         self.governing = governing
         self.model = model  # read at each use: the yard builds it on the first
         self.model_rate_per_minute = model_rate_per_minute
+        #: Reasoning lends the model to its plugins only when one is configured: with it
+        #: the planners put gs-llm first, 20-50x slower and no more often right on
+        #: bench/reasoning_qa.py's held-out half than the offline solvers.
+        self.reasoning_model = reasoning_model
 
     @part
     def model_gate(self) -> ModelGate:
@@ -101,7 +107,7 @@ class Flows:
 
         return ReasoningService(
             self.execution.executor, self.registry, SqlSessionStore(self.store),
-            SqlOutcomeStore(self.store), model=self.model,
+            SqlOutcomeStore(self.store), model=self.model if self.reasoning_model else None,
             embed=lambda texts: self.finding.discovery.embedder.embed(texts),
             application_roles=(ADMIN_ROLE,), admit_model=admit,
         )  # fmt: skip

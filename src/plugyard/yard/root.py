@@ -60,7 +60,8 @@ class Yard:
         self.externals = Externals(settings, registry, self.runtimes, self.network,
                                    self.governing)  # fmt: skip
         self.flows = Flows(store, registry, self.execution, self.finding, self.governing,
-                           lambda: self.llm, settings.model_rate_per_minute)  # fmt: skip
+                           lambda: self.llm, settings.model_rate_per_minute,
+                           reasoning_model=settings.llm is not None)  # fmt: skip
         self.management = Management(settings, registry, self.runtimes, self.execution,
                                      self.governing)  # fmt: skip
         self.sources: Sequence[PluginSource] = ()

@@ -16,6 +16,7 @@ A plugin that raises — before, during or after streaming — answers ``plugin_
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
@@ -25,9 +26,11 @@ from pydantic import ValidationError
 from plugyard.runtimes.base import Answer, CallContext, Outcome, Progress
 from plugyard.runtimes.python.coerce import crashed, failure, to_outcome, to_progress
 from plugyard.runtimes.python.handler import Handler
-from plugyard.runtimes.python.shuhost import ShuHost
+from plugyard.runtimes.python.shuhost import ShuHost, speaks_shu
 
 _NOTHING: Any = object()
+#: Read once per function: its module's source does not change while it is loaded.
+_speaks_shu = functools.cache(speaks_shu)
 
 
 class BadParameters(Exception):
@@ -42,7 +45,7 @@ def arguments(
     config: Mapping[str, Any],
 ) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The positional and keyword arguments of one call."""
-    if handler.style == "execute" and host is not None:
+    if handler.style == "execute" and host is not None and _speaks_shu(handler.func):
         host = ShuHost(host)  # Shu's execute() is written against Shu's host
     if handler.style != "keywords":
         return (params, context.as_plugin_context(), host)[: handler.positional], {}

@@ -22,7 +22,8 @@ accepted by plugyard's services themselves, so plain callers may use them too.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Generator
 from typing import Any
 
 #: Shu's host services whose methods are coroutines.
@@ -68,11 +69,44 @@ class _AsyncService:
 
 
 def _awaitable(method: Callable[..., Any]) -> Callable[..., Any]:
-    async def call(*args: Any, **kwargs: Any) -> Any:
+    # The method runs at once, not when awaited: a write whose awaitable is dropped
+    # still happens, as it does for plain callers.
+    def call(*args: Any, **kwargs: Any) -> Any:
         value = method(*args, **kwargs)
-        return await value if inspect.isawaitable(value) else value
+        return value if inspect.isawaitable(value) else _Done(value)
 
     return call
+
+
+class _Done:
+    """A value already computed, awaitable as Shu's coroutine methods are."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._value
+        yield  # a generator that returns at once
+
+
+#: ``await host.<service>.`` (or ``await h.storage.`` …) in a plugin's module: code
+#: written against Shu's coroutine host.
+_AWAITS_HOST = re.compile(
+    r"\bawait\s+[\w.]*\b(?:" + "|".join(sorted(ASYNC_SERVICES)) + r")\.\w+\s*\("
+)
+
+
+def speaks_shu(func: Callable[..., Any]) -> bool:
+    """Whether ``func``'s module awaits Shu's host services; plugyard's own class-style
+    plugins call them plainly and keep the plain host."""
+    module = inspect.getmodule(func)
+    try:
+        source = inspect.getsource(module) if module is not None else ""
+    except (OSError, TypeError):
+        return False
+    return _AWAITS_HOST.search(source) is not None
 
 
 def _safe(method: Callable[..., Any]) -> Callable[..., Any]:
