@@ -41,10 +41,10 @@ def ends(pid: int, within_s: float = 10.0) -> bool:
         os.close(handle)
 
 
-class HangsOnceOcr:
-    """An OCR binary that hangs on its first image (leaving its pid, like
-    :class:`HangingOcr`) and reads every later one as the word ``scanned``; each run is
-    one line in :attr:`runs`."""
+class HangsOnceOcr(HangingOcr):
+    """An OCR binary that hangs on its first image (leaving its pid, as
+    :class:`HangingOcr` does) and reads every later one as the word ``scanned``; each run
+    is one line in :attr:`runs`."""
 
     def __init__(self, folder: Path) -> None:
         self.pidfile = folder / "ocr-once.pid"
@@ -63,14 +63,6 @@ class HangsOnceOcr:
         )
         self.binary.write_text(script)
         self.binary.chmod(0o755)
-
-    @property
-    def spec(self) -> dict[str, object]:
-        return {"engine": "tesseract", "binary": str(self.binary), "timeout_s": 600}
-
-    def pid(self) -> int:
-        assert self.pidfile.exists(), "the OCR never started: the deadline came first"
-        return int(self.pidfile.read_text())
 
     def count(self) -> int:
         return len(self.runs.read_text().splitlines()) if self.runs.exists() else 0
