@@ -25,11 +25,11 @@ from typing import Any
 
 from _timing import median_per_call, median_per_call_sync
 
-from plugyard.execution.audit import AuditEvent
 from plugyard.execution.executor import CallRequest, Executor
-from plugyard.execution.governance import Governance
-from plugyard.policy.base import Subject
-from plugyard.policy.book import PolicyBook, facts_from
+from plugyard.governance.audit.event import AuditEvent
+from plugyard.governance.core import Governance
+from plugyard.governance.policy.base import Subject
+from plugyard.governance.policy.book import PolicyBook, facts_from
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext
 from plugyard.runtimes.python import InProcessRuntime, definition_of, tool

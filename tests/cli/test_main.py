@@ -62,7 +62,7 @@ def test_listing_plugins_loads_neither_the_server_nor_mcp_nor_governance() -> No
     out, modules = imported("plugins", "list")
     assert "calculator" in out
     assert heavy(modules) == []
-    assert "plugyard.execution.governance" not in modules
+    assert "plugyard.governance.core" not in modules
     assert "alembic" not in modules  # the store was at head: nothing to migrate
     # Nothing changed, nothing to write: the SQLite store is read on the driver alone.
     assert "sqlalchemy" not in modules

@@ -2,7 +2,7 @@
 
 The walk reads the console's POST routes from the app itself, so a form added without a
 case here fails :func:`test_every_console_form_is_walked`. A form with no REST route is
-compared with the right that decides it (policy/rights.py), which the REST API would ask.
+compared with the right that decides it (governance/policy/rights.py), which the REST API would ask.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from plugyard import console
-from plugyard.policy import rights
-from plugyard.policy.rights import Acting, Right
+from plugyard.governance.policy import rights
+from plugyard.governance.policy.rights import Acting, Right
 from plugyard.yard import Yard
 
 from .conftest import codes, csrf_of, signed_in
@@ -220,7 +220,7 @@ def _run_approved_rest(w: World, role: str) -> str:
 
 
 def _approver() -> Any:
-    from plugyard.policy.base import Subject
+    from plugyard.governance.policy.base import Subject
 
     return Subject("admin", ("admin",))
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from plugyard.execution.executor import CallRequest, Executor
-from plugyard.execution.governance import Governance
 from plugyard.execution.result import Result
-from plugyard.policy.book import PolicyBook, facts_from
+from plugyard.governance.core import Governance
+from plugyard.governance.policy.book import PolicyBook, facts_from
 from plugyard.runtimes.base import CallContext
 from plugyard.store.policies import MemoryPolicyRepository, SqlPolicyRepository
 from plugyard.store.store import Store

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from plugyard.errors import StoreError
-from plugyard.execution.audit import AuditEvent
-from plugyard.execution.audit_chain import ChainedAudit
-from plugyard.execution.governance import Governance
-from plugyard.execution.keys import AUDIT_KEY, load_key
+from plugyard.governance.audit.chain import ChainedAudit
+from plugyard.governance.audit.event import AuditEvent
+from plugyard.governance.core import Governance
+from plugyard.governance.secrets.keys import AUDIT_KEY, load_key
 from plugyard.store.audit import MemoryAuditRepository, SqlAuditRepository
 from plugyard.store.store import Store
 

@@ -12,8 +12,8 @@ import pytest
 from plugyard.errors import CallError
 from plugyard.execution.executor import CallRequest, Executor, Limits
 from plugyard.execution.result import Result
+from plugyard.governance.policy.base import Decision, Subject
 from plugyard.manifest.model import Operation
-from plugyard.policy.base import Decision, Subject
 from plugyard.runtimes.base import CallContext, Outcome, Progress
 
 from .conftest import FunctionRuntime, Table, descriptor
@@ -269,7 +269,7 @@ def test_every_call_leaves_one_audit_event_without_the_parameters(executor: Exec
 
 
 def test_params_hash_is_canonical() -> None:
-    from plugyard.execution.audit import params_hash
+    from plugyard.governance.audit.event import params_hash
 
     assert params_hash({"b": 1, "a": [1, 2]}) == params_hash({"a": [1, 2], "b": 1})
     assert params_hash({"a": 1}) != params_hash({"a": 2})

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from plugyard.errors import GovernanceError
+from plugyard.governance.approvals import RECEIPT_PREFIX, ApprovalDesk, receipt_hash
+from plugyard.governance.digest import request_digest
+from plugyard.governance.policy.base import Subject
 from plugyard.manifest.model import Operation
-from plugyard.policy.approvals import RECEIPT_PREFIX, ApprovalDesk, receipt_hash
-from plugyard.policy.base import Subject
-from plugyard.policy.digest import request_digest
 from plugyard.store.store import Store
 
 from .conftest import FunctionRuntime, Table, descriptor

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from plugyard.execution.executor import CallRequest
+from plugyard.governance.digest import request_digest
+from plugyard.governance.idempotency import scoped_key
 from plugyard.manifest.model import Operation
-from plugyard.policy.digest import request_digest
-from plugyard.policy.idempotency import scoped_key
 from plugyard.runtimes.base import CallContext
 from plugyard.store.idempotency import IdempotencyRow
 from plugyard.store.store import Store

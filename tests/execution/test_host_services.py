@@ -12,7 +12,7 @@ import pytest
 
 from plugyard.execution.executor import CallRequest
 from plugyard.execution.host import CapabilityError
-from plugyard.execution.host_services import Effects, Recorded
+from plugyard.governance.host.services import Effects, Recorded
 from plugyard.kb.cancel import Cancel
 from plugyard.runtimes.base import CallContext
 from plugyard.runtimes.sandbox import unavailable_reason

@@ -17,7 +17,7 @@ from plugyard.errors import PlugyardError
 from plugyard.execution.backend import BackendSpec
 from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.result import Result
-from plugyard.policy.base import Subject
+from plugyard.governance.policy.base import Subject
 from plugyard.runtimes.base import CallContext
 from plugyard.yard import Settings, Yard
 

@@ -14,8 +14,8 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from plugyard.errors import GovernanceError
-from plugyard.execution.governance import Governance
-from plugyard.execution.secrets import SecretVault
+from plugyard.governance.core import Governance
+from plugyard.governance.secrets.vault import SecretVault
 from plugyard.manifest.model import OpAuth, Operation, SecretRequirement
 from plugyard.runtimes.base import Answer, CallContext, ErrorInfo, Outcome, Target
 from plugyard.store.secrets import MemorySecretRepository

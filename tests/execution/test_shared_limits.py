@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from plugyard.execution.governance import Governance
 from plugyard.execution.host import CapabilityError
-from plugyard.execution.shared_limits import SharedRateLimit
+from plugyard.governance.core import Governance
+from plugyard.governance.host.shared_limits import SharedRateLimit
 from plugyard.store.rate_buckets import MemoryRateBuckets
 from plugyard.store.store import Store
 

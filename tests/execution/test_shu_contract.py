@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from plugyard.auth.loopback import LoopbackTokenServer
-from plugyard.auth.oauth2 import OAuth2Provider
-from plugyard.execution.admin import context_for
-from plugyard.execution.identities import connect
 from plugyard.execution.result import Result
-from plugyard.policy.base import Subject
+from plugyard.governance.admin import context_for
+from plugyard.governance.identities.loopback import LoopbackTokenServer
+from plugyard.governance.identities.oauth2 import OAuth2Provider
+from plugyard.governance.identities.op_auth import connect
+from plugyard.governance.policy.base import Subject
 from plugyard.yard import Settings, Yard
 
 PLUGINS = Path(__file__).resolve().parents[1] / "shu_plugins"

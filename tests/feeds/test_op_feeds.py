@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from plugyard.auth.loopback import LoopbackTokenServer
-from plugyard.auth.oauth2 import OAuth2Provider
 from plugyard.errors import GovernanceError
-from plugyard.execution.identities import connect
 from plugyard.feeds.ops import feed_call
+from plugyard.governance.identities.loopback import LoopbackTokenServer
+from plugyard.governance.identities.oauth2 import OAuth2Provider
+from plugyard.governance.identities.op_auth import connect
 from plugyard.manifest.model import Operation, PluginDescriptor
 from plugyard.yard import Settings, Yard
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import jsonschema_rs
 
+from plugyard.governance.policy.base import Subject
 from plugyard.mcp_server import Caller, McpFront
 from plugyard.mcp_server.front import RECEIPT_META
-from plugyard.policy.base import Subject
 from plugyard.yard import Yard
 
 from .conftest import calls_audited, error_code

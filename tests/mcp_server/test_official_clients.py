@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
+from plugyard.governance.policy.base import Subject
 from plugyard.mcp_server import Caller, McpFront
 from plugyard.mcp_server.front import RECEIPT_META
 from plugyard.mcp_server.results import ERROR_META
-from plugyard.policy.base import Subject
 from plugyard.server import ServerSettings, create_app
 from plugyard.yard import Yard
 

@@ -12,8 +12,8 @@ from typing import Any
 import mcp.types as mt
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
+from plugyard.governance.policy.base import Subject
 from plugyard.mcp_server.front import RECEIPT_META
-from plugyard.policy.base import Subject
 from plugyard.yard import Settings, Yard
 
 from .conftest import calls_audited, error_code

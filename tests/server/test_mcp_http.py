@@ -15,9 +15,9 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_server.serving import on_loopback
+from plugyard.governance.policy.base import Subject
 from plugyard.mcp_server.front import RECEIPT_META
 from plugyard.mcp_server.results import ERROR_META
-from plugyard.policy.base import Subject
 from plugyard.server import ServerSettings, create_app
 from plugyard.yard import Settings, Yard
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from plugyard.auth.loopback import LoopbackTokenServer
-from plugyard.auth.oauth2 import OAuth2Provider
+from plugyard.governance.identities.loopback import LoopbackTokenServer
+from plugyard.governance.identities.oauth2 import OAuth2Provider
 from plugyard.server import ServerSettings, create_app
 from plugyard.yard import Settings, Yard
 

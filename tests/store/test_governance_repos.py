@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from plugyard.execution.audit_chain import ChainedAudit
+from plugyard.governance.audit.chain import ChainedAudit
 from plugyard.store import approvals, audit, feeds, idempotency, kv, policies, secrets
 from plugyard.store.rawdb import raw_db
 from plugyard.store.store import Store

@@ -16,8 +16,8 @@ import click
 from plugyard.cli.output import emit, fail, input_option, json_option, read_input
 from plugyard.cli.plugins import open_yard
 from plugyard.errors import PlugyardError
-from plugyard.execution.admin import context_for
-from plugyard.policy.base import Subject
+from plugyard.governance.admin import context_for
+from plugyard.governance.policy.base import Subject
 
 _AS = click.option(
     "--as",

@@ -7,7 +7,7 @@ registry replaces a plugin's object whenever anything of it changes, and the lay
 (:mod:`plugyard.console.catalog_memo`) replaces the group that holds it — so only what
 changed is asked again: a group the layout left alone is one lookup, a plugin in a
 changed group one lookup, a new or changed plugin one question to the policy's
-:class:`~plugyard.policy.sight.Sight`. A new policy that changes the viewer's grants is
+:class:`~plugyard.governance.policy.sight.Sight`. A new policy that changes the viewer's grants is
 a new sight, hence new answers; one that leaves them as they were keeps them.
 """
 
@@ -17,8 +17,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 
+from plugyard.governance.policy.sight import Sight
 from plugyard.manifest.palette import merged
-from plugyard.policy.sight import Sight
 from plugyard.registry.model import RegisteredPlugin, RegistryEvent
 
 #: Viewers (with their sight) whose answers are kept, most recent first.

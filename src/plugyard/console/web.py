@@ -35,8 +35,8 @@ from plugyard.console.security import (
 )
 from plugyard.console.sessions import Session, SessionStore, same
 from plugyard.errors import ERROR_CODES, PlugyardError
-from plugyard.policy import rights
-from plugyard.policy.rights import Right
+from plugyard.governance.policy import rights
+from plugyard.governance.policy.rights import Right
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 

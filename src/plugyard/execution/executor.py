@@ -24,16 +24,16 @@ from typing import Any, Protocol
 import msgspec
 
 from plugyard.errors import CallError, PlugyardError
-from plugyard.execution.audit import AuditEvent, AuditSink, MemoryAuditSink, params_hash
-from plugyard.execution.governance import Governance, Governed
 from plugyard.execution.host import Host, make_host
 from plugyard.execution.overlay import OVERLAY, HostContext, OverlayError, split
 from plugyard.execution.payloads import MemoryPayloadStore, PayloadStore
 from plugyard.execution.result import Result
 from plugyard.execution.validation import SchemaError, Validators, with_defaults
+from plugyard.governance.audit.event import AuditEvent, AuditSink, MemoryAuditSink, params_hash
+from plugyard.governance.core import Governance, Governed
+from plugyard.governance.policy.base import ALLOW_ALL, AllowAll, Decision, Policy, Subject
 from plugyard.manifest.model import Operation
 from plugyard.manifest.nearest import close_matches, nearest
-from plugyard.policy.base import ALLOW_ALL, AllowAll, Decision, Policy, Subject
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import (
     Answer,

@@ -32,10 +32,10 @@ from dataclasses import replace
 from typing import Any
 
 from plugyard.errors import PlugyardError
-from plugyard.execution.audit import AuditEvent, AuditSink, params_hash
 from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.ray_worker import WorkerSpec, run_call
 from plugyard.execution.result import Result, failure
+from plugyard.governance.audit.event import AuditEvent, AuditSink, params_hash
 from plugyard.runtimes.base import CallContext
 
 __all__ = ["RayBackend", "WorkerSpec"]

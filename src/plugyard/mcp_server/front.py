@@ -20,6 +20,7 @@ from typing import Any, Literal
 from plugyard.discovery.query import Filters
 from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.result import Result
+from plugyard.governance.policy.base import Subject
 from plugyard.manifest.exporters.functions import full_id, mcp_tool, tool_names
 from plugyard.manifest.model import Operation, PluginDescriptor
 from plugyard.mcp_server.ask import ASK, ASK_TOOL, ask
@@ -29,7 +30,6 @@ from plugyard.mcp_server.results import (
     structured_result,
     with_pending,
 )
-from plugyard.policy.base import Subject
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext
 from plugyard.yard import Yard

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 from plugyard.errors import PipelineError, PlugyardError
 from plugyard.execution.executor import new_request_id
+from plugyard.governance.policy import rights
+from plugyard.governance.policy.rights import Acting, Right
 from plugyard.pipelines.engine import Caller, Engine
 from plugyard.pipelines.loading import Loaded, Mode, load
 from plugyard.pipelines.mermaid import mermaid
@@ -24,8 +26,6 @@ from plugyard.pipelines.placement import Catalog
 from plugyard.pipelines.store import MemoryPipelineStore, PipelineStore, StoredPipeline
 from plugyard.pipelines.trace import PipelineRun
 from plugyard.pipelines.validate import Validation, validate
-from plugyard.policy import rights
-from plugyard.policy.rights import Acting, Right
 from plugyard.runtimes.base import CallContext
 
 LOG = logging.getLogger("plugyard.pipelines")

@@ -7,7 +7,7 @@ that tool output may have chosen, never repeat an identical call, call.
   reason and then end ``needs_input``.
 - **Hold back**: a write or destructive operation chosen after a tool output in the
   same request is not called. It ends the request ``pending_confirmation`` with an
-  approval receipt from the yard's approval desk (policy/approvals.py), bound to the
+  approval receipt from the yard's approval desk (governance/approvals.py), bound to the
   exact request, whatever the policy says of the operation: the output of a tool is
   data, and data never chooses a side effect. :meth:`Calls.confirm` runs it once the
   caller confirms.
@@ -24,10 +24,10 @@ from typing import Any
 
 from plugyard.errors import GovernanceError
 from plugyard.execution.executor import CallRequest, Executor
-from plugyard.execution.governance import Governance
 from plugyard.execution.result import Result
-from plugyard.policy.approvals import receipt_hash
-from plugyard.policy.digest import request_digest
+from plugyard.governance.approvals import receipt_hash
+from plugyard.governance.core import Governance
+from plugyard.governance.digest import request_digest
 from plugyard.routing.choice import Candidate
 from plugyard.routing.grounding import Evidence, Ungrounded, check, described_text
 from plugyard.runtimes.base import CallContext

@@ -30,7 +30,7 @@ from typing import Any
 from plugyard.discovery.offloop import off_loop
 from plugyard.errors import PlugyardError
 from plugyard.execution.executor import Executor, new_request_id
-from plugyard.execution.governance import Governance
+from plugyard.governance.core import Governance
 from plugyard.llm import ChatAnswer, ChatModel, ChatRequest, LlmError, Message, ToolCall, Usage
 from plugyard.llm import model_name as name_of
 from plugyard.llm.calls import respond

@@ -27,8 +27,8 @@ from plugyard.discovery.offloop import off_loop
 from plugyard.discovery.query import CanSee, Filters, Match
 from plugyard.errors import PlugyardError
 from plugyard.execution.executor import Executor, new_request_id
-from plugyard.execution.governance import Governance
 from plugyard.execution.result import Result
+from plugyard.governance.core import Governance
 from plugyard.llm import ChatAnswer, ChatModel, ChatRequest, LlmError, Message
 from plugyard.routing.act import Calls, Grounded, confirm, is_side_effect
 from plugyard.routing.choice import (

@@ -16,8 +16,8 @@ from typing import Annotated, Any, Protocol
 from fastapi import Request, Security
 from fastapi.security import APIKeyHeader
 
-from plugyard.policy import rights
-from plugyard.policy.rights import Right
+from plugyard.governance.policy import rights
+from plugyard.governance.policy.rights import Right
 from plugyard.server.errors import Unauthenticated
 from plugyard.store.keys import Principal
 
@@ -95,7 +95,7 @@ async def caller(
 @functools.cache
 def needs(right: Right) -> Callable[..., Coroutine[Any, Any, Principal]]:
     """The dependency of a management route: a principal holding ``right``, else 403
-    ``permission_denied`` naming it (policy/rights.py decides, as for the console)."""
+    ``permission_denied`` naming it (governance/policy/rights.py decides, as for the console)."""
 
     async def holder(
         request: Request, api_key: Annotated[str | None, Security(API_KEY_HEADER)]

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 from plugyard.deferred import part
 from plugyard.discovery.query import CanSee, allow_all
-from plugyard.policy.base import Subject
-from plugyard.policy.sight import Sight
+from plugyard.governance.policy.base import Subject
+from plugyard.governance.policy.sight import Sight
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
 from plugyard.store.store import Store
@@ -22,9 +22,9 @@ from plugyard.yard.network import Network
 from plugyard.yard.settings import Settings
 
 if TYPE_CHECKING:
-    from plugyard.execution.governance import Governance
+    from plugyard.governance.core import Governance
+    from plugyard.governance.policy.book import PolicyBook
     from plugyard.kb.service import KnowledgeBase
-    from plugyard.policy.book import PolicyBook
 
 
 class Governing:
@@ -50,7 +50,7 @@ class Governing:
         settings is applied when this is first read."""
         if not self.settings.governed:
             return None
-        from plugyard.policy.book import PolicyBook, facts_from
+        from plugyard.governance.policy.book import PolicyBook, facts_from
         from plugyard.store.policies import SqlPolicyRepository
 
         return PolicyBook(SqlPolicyRepository(self.store), facts=facts_from(self.registry.find),
@@ -61,7 +61,7 @@ class Governing:
         policy = self.policy
         if policy is None:
             return None
-        from plugyard.execution.governance import Governance
+        from plugyard.governance.core import Governance
 
         governance = Governance.over(
             self.store,
@@ -71,7 +71,7 @@ class Governing:
             kb=self.knowledge,
         )
         if self.settings.auth_providers is not None and governance.identities is not None:
-            from plugyard.auth.config import providers_from_file
+            from plugyard.governance.identities.config import providers_from_file
 
             vault = governance.vault
             for provider in providers_from_file(

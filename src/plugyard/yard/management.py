@@ -19,8 +19,8 @@ from plugyard.yard.settings import Settings, packages_root
 from plugyard.yard.start import check
 
 if TYPE_CHECKING:
-    from plugyard.execution.admin import Administration
     from plugyard.feeds.scheduler import FeedScheduler
+    from plugyard.governance.admin import Administration
     from plugyard.registry.packages import PackageManager
 
 
@@ -44,7 +44,7 @@ class Management:
     @part
     def admin(self) -> Administration:
         """Policy, approvals, actions, secrets and the audit log (docs/governance.md)."""
-        from plugyard.execution.admin import Administration
+        from plugyard.governance.admin import Administration
 
         governance, policy = self.governing.governance, self.governing.policy
         if governance is None or policy is None:

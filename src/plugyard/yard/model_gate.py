@@ -5,7 +5,7 @@ reasoning request whose budget allows model calls, a source upload normalised by
 model-backed plugins — is admitted here, before anything runs, on three counts:
 
 1. the right: the policy's reserved object ``model`` with verb ``use``
-   (policy/document.py); the starter policy gives it to ``admin`` and ``reader``;
+   (governance/policy/document.py); the starter policy gives it to ``admin`` and ``reader``;
 2. the rate: requests per minute and subject, from the store's fleet-wide token buckets
    (store/rate_buckets.py), so N per minute holds across replicas;
 3. the input caps: each text the caller sends is at most ask's 8,000 characters, and a
@@ -22,9 +22,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from plugyard.errors import ModelRefused
+from plugyard.governance.policy.base import Subject
+from plugyard.governance.policy.document import MODEL_OBJECT, MODEL_OPERATION, MODEL_VERB
 from plugyard.llm import ChatModel
-from plugyard.policy.base import Subject
-from plugyard.policy.document import MODEL_OBJECT, MODEL_OPERATION, MODEL_VERB
 from plugyard.routing import Answer, Router
 from plugyard.routing.chat import ChatFlow, Completion, Conversation
 from plugyard.routing.decide import DEFAULT_METHOD
@@ -34,7 +34,7 @@ from plugyard.runtimes.base import ErrorInfo
 from plugyard.store.rate_buckets import RateBuckets
 
 if TYPE_CHECKING:
-    from plugyard.policy.book import PolicyBook
+    from plugyard.governance.policy.book import PolicyBook
 
 #: A conversation's texts together (system, history, tool outputs the client sends).
 MAX_CONVERSATION_CHARS = 4 * MAX_MESSAGE_CHARS

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from plugyard.execution.admin import context_for
 from plugyard.execution.executor import CallRequest
+from plugyard.governance.admin import context_for
+from plugyard.governance.policy.base import Subject
 from plugyard.manifest.model import SubprocessRuntime
-from plugyard.policy.base import Subject
 from plugyard.runtimes.base import CallContext
 from plugyard.runtimes.sandbox import unavailable_reason
 from plugyard.yard import Settings, Yard

@@ -3,7 +3,7 @@ once; revoke), external plugin registration, and MCP tool pins awaiting re-appro
 
 Each is the console's face of what the CLI and REST API already do — ``yard.admin``,
 ``yard.keys``, ``yard.register_external``, ``yard.approve_mcp_tool`` — and only for
-viewers holding the page's right (policy/rights.py), the one its REST twin asks for.
+viewers holding the page's right (governance/policy/rights.py), the one its REST twin asks for.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from plugyard.console.web import (
     render,
 )
 from plugyard.errors import PlugyardError
+from plugyard.governance.policy.rights import Right
 from plugyard.manifest.safeload import parse
-from plugyard.policy.rights import Right
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 AUDIT_FILTERS = ("kind", "subject", "plugin_id", "status", "error_code")

@@ -19,8 +19,8 @@ from plugyard.console.results import pretty, view
 from plugyard.console.web import ConsoleRoute, Viewer, console_of, posted, redirect, render, viewer
 from plugyard.errors import PlugyardError
 from plugyard.execution.executor import CallRequest, new_request_id
-from plugyard.policy.base import Subject
-from plugyard.policy.rights import Right
+from plugyard.governance.policy.base import Subject
+from plugyard.governance.policy.rights import Right
 from plugyard.runtimes.base import CallContext
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)

@@ -30,7 +30,7 @@ from plugyard.console.web import (
     viewer,
 )
 from plugyard.errors import PlugyardError
-from plugyard.policy import rights
+from plugyard.governance.policy import rights
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.store.feeds import FeedRow
 

@@ -24,8 +24,8 @@ from plugyard.console.web import (
     render,
     viewer,
 )
-from plugyard.policy import rights
-from plugyard.policy.rights import Right
+from plugyard.governance.policy import rights
+from plugyard.governance.policy.rights import Right
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 MAX_VALUE = 65536

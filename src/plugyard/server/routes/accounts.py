@@ -11,7 +11,7 @@ from pydantic import ConfigDict, Field
 from starlette.responses import Response
 
 from plugyard.errors import PlugyardError
-from plugyard.execution.identities import Identities, connect
+from plugyard.governance.identities.op_auth import Identities, connect
 from plugyard.server.auth import caller
 from plugyard.server.errors import json_response
 from plugyard.server.inputs import Strict

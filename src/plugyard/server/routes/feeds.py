@@ -17,8 +17,8 @@ from starlette.responses import Response
 from plugyard.errors import PlugyardError
 from plugyard.feeds.schedule import MIN_INTERVAL_S
 from plugyard.feeds.scheduler import FeedScheduler
-from plugyard.policy import rights
-from plugyard.policy.rights import Right
+from plugyard.governance.policy import rights
+from plugyard.governance.policy.rights import Right
 from plugyard.server.auth import caller, needs
 from plugyard.server.cron import CRON
 from plugyard.server.errors import json_response

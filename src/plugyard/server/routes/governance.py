@@ -19,11 +19,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from plugyard.errors import PlugyardError
-from plugyard.execution.admin import Administration, context_for
-from plugyard.policy import rights
-from plugyard.policy.base import Subject
-from plugyard.policy.document import PolicyDocument
-from plugyard.policy.rights import Right
+from plugyard.governance.admin import Administration, context_for
+from plugyard.governance.policy import rights
+from plugyard.governance.policy.base import Subject
+from plugyard.governance.policy.document import PolicyDocument
+from plugyard.governance.policy.rights import Right
 from plugyard.server.auth import caller, needs
 from plugyard.server.errors import json_response
 from plugyard.server.inputs import DIGITS, ActionBody, Strict, schema_of
@@ -241,7 +241,7 @@ def _owner(who: Principal, scope: str) -> str | None:
 
 
 _SCOPE = Annotated[Literal["user", "system"], Query(description="`user`: the caller's own.")]
-# The names the secret store takes (execution/secrets.py), so a bad one is a 400 here.
+# The names the secret store takes (governance/secrets/vault.py), so a bad one is a 400 here.
 _NAME = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.:-]{1,200}$")]
 
 

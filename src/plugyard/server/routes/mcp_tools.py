@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response
 
-from plugyard.policy.rights import Right
+from plugyard.governance.policy.rights import Right
 from plugyard.server.auth import needs
 from plugyard.server.errors import json_response
 from plugyard.server.routes.documented import KEYED, errors_doc

@@ -16,7 +16,7 @@ from starlette.responses import Response
 
 from plugyard.discovery.learning import LearningError
 from plugyard.errors import NotFoundError
-from plugyard.policy.rights import Right
+from plugyard.governance.policy.rights import Right
 from plugyard.server import members
 from plugyard.server.auth import caller, needs
 from plugyard.server.bodies import FeedbackReply, MemoryPurge, MemoryReply

@@ -13,7 +13,7 @@ from starlette.datastructures import UploadFile
 from starlette.responses import Response
 
 from plugyard.errors import PlugyardError
-from plugyard.policy.rights import Right
+from plugyard.governance.policy.rights import Right
 from plugyard.server.auth import needs
 from plugyard.server.errors import json_response
 from plugyard.server.faults import InvalidRequest, fault, pointer

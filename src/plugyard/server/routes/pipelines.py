@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
-from plugyard.policy.rights import Right
+from plugyard.governance.policy.rights import Right
 from plugyard.server.auth import caller, needs
 from plugyard.server.errors import json_response
 from plugyard.server.faults import InvalidRequest, fault

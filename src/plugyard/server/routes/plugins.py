@@ -10,8 +10,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from plugyard.errors import ERROR_CODES, NotFoundError, PlugyardError
+from plugyard.governance.policy.rights import Right
 from plugyard.manifest.model import Family
-from plugyard.policy.rights import Right
 from plugyard.registry.listing import grouped, summary
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.server.auth import caller, needs

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from plugyard.errors import GovernanceError
-from plugyard.execution.audit_chain import Verification
 from plugyard.execution.executor import CallRequest, Executor, new_request_id
-from plugyard.execution.governance import Governance
-from plugyard.execution.secrets import Scope, SecretInfo
-from plugyard.policy.base import Subject
-from plugyard.policy.book import PolicyBook
+from plugyard.governance.audit.chain import Verification
+from plugyard.governance.core import Governance
+from plugyard.governance.policy.base import Subject
+from plugyard.governance.policy.book import PolicyBook
+from plugyard.governance.secrets.vault import Scope, SecretInfo
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext
 from plugyard.store.approvals import ApprovalRow

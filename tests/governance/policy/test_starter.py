@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from plugyard.policy.document import parse_text
-from plugyard.policy.starter import STARTER_TEXT, starter_document
+from plugyard.governance.policy.document import parse_text
+from plugyard.governance.policy.starter import STARTER_TEXT, starter_document
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "governance.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "governance.md"
 
 
 def test_the_documented_starter_policy_is_the_one_in_force() -> None:

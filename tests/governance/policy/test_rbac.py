@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plugyard.errors import GovernanceError
+from plugyard.governance.policy.base import Subject
+from plugyard.governance.policy.document import parse_document, parse_text
+from plugyard.governance.policy.rbac import Rbac
 from plugyard.manifest.model import Operation, PluginDescriptor
-from plugyard.policy.base import Subject
-from plugyard.policy.document import parse_document, parse_text
-from plugyard.policy.rbac import Rbac
 
 GOLDEN = """
 version: 1

@@ -14,7 +14,7 @@ an admin. ``plugyard policy show`` prints this document while it is in force.
 
 from __future__ import annotations
 
-from plugyard.policy.document import PolicyDocument, parse_text
+from plugyard.governance.policy.document import PolicyDocument, parse_text
 
 STARTER_TEXT = """\
 version: 1

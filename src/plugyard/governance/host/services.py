@@ -31,8 +31,8 @@ from urllib.parse import urlencode, urlsplit
 import msgspec
 
 from plugyard.execution.host import CapabilityError
-from plugyard.execution.secrets import Redactor, SecretVault
-from plugyard.policy.rbac import wildcard_match
+from plugyard.governance.policy.rbac import wildcard_match
+from plugyard.governance.secrets.vault import Redactor, SecretVault
 from plugyard.store.feeds import FeedRepository, FeedRow
 from plugyard.store.kv import KeyValueRepository
 

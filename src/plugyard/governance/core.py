@@ -24,7 +24,7 @@ after a timeout or cancellation, released when the plugin never ran). A call tha
 without an answer releases its key too when plugyard knows nothing landed: its work was
 stopped (a subprocess request is given up, its later host calls refused), it could act
 only through the host (untrusted, so sandboxed; or a read-only operation), and its
-:class:`~plugyard.execution.host_services.Effects` ledger recorded no write.
+:class:`~plugyard.governance.host.services.Effects` ledger recorded no write.
 """
 
 from __future__ import annotations
@@ -35,14 +35,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from plugyard.auth.providers import AuthError, ProviderRegistry
 from plugyard.errors import GovernanceError
-from plugyard.execution.accounts import AccountVault
-from plugyard.execution.audit import AuditEvent, AuditSink
-from plugyard.execution.audit_chain import ChainedAudit
-from plugyard.execution.bindings import allowed_bindings, bind
 from plugyard.execution.host import CapabilityError, Host
-from plugyard.execution.host_services import (
+from plugyard.execution.overlay import HostContext
+from plugyard.execution.result import Result
+from plugyard.governance.approvals import ApprovalDesk
+from plugyard.governance.audit.chain import ChainedAudit
+from plugyard.governance.audit.event import AuditEvent, AuditSink
+from plugyard.governance.bindings import allowed_bindings, bind
+from plugyard.governance.digest import request_digest
+from plugyard.governance.host.services import (
     Cursor,
     Effects,
     Http,
@@ -56,20 +58,18 @@ from plugyard.execution.host_services import (
     SecretsView,
     Storage,
 )
-from plugyard.execution.host_services import (
+from plugyard.governance.host.services import (
     redact_stderr as stderr_hook,
 )
-from plugyard.execution.identities import Identities, op_auth_for
-from plugyard.execution.keys import AUDIT_KEY, SECRETS_KEY, load_key
-from plugyard.execution.overlay import HostContext
-from plugyard.execution.result import Result
-from plugyard.execution.secrets import SecretVault
-from plugyard.execution.shared_limits import SharedRateLimit
+from plugyard.governance.host.shared_limits import SharedRateLimit
+from plugyard.governance.idempotency import Claim, IdempotencyLedger, Refusal, Replay
+from plugyard.governance.identities.accounts import AccountVault
+from plugyard.governance.identities.op_auth import Identities, op_auth_for
+from plugyard.governance.identities.providers import AuthError, ProviderRegistry
+from plugyard.governance.policy.base import Decision
+from plugyard.governance.secrets.keys import AUDIT_KEY, SECRETS_KEY, load_key
+from plugyard.governance.secrets.vault import SecretVault
 from plugyard.manifest.model import OpAuth, Operation, PluginDescriptor
-from plugyard.policy.approvals import ApprovalDesk
-from plugyard.policy.base import Decision
-from plugyard.policy.digest import request_digest
-from plugyard.policy.idempotency import Claim, IdempotencyLedger, Refusal, Replay
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext, ErrorInfo, Outcome
 from plugyard.store.accounts import MemoryAccountRepository, SqlAccountRepository
@@ -151,7 +151,7 @@ class Governance:
         cls, store: Store, *, environ: Mapping[str, str] | None = None, **options: Any
     ) -> Governance:
         """Governance kept in ``store``, with its keys from the environment or key files
-        beside the database (see :mod:`plugyard.execution.keys`)."""
+        beside the database (see :mod:`plugyard.governance.secrets.keys`)."""
         folder = key_folder(store)
         secrets_key = load_key(SECRETS_KEY, folder, environ)
         vault = SecretVault(SqlSecretRepository(store), secrets_key)

@@ -1,5 +1,5 @@
 """``host.rate_limit`` over the store's buckets: the same object a plugin gets from
-:class:`~plugyard.execution.host_services.RateLimit`, but a limit of N holds across
+:class:`~plugyard.governance.host.services.RateLimit`, but a limit of N holds across
 every replica on the database instead of N per replica."""
 
 from __future__ import annotations

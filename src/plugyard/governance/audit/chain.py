@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from plugyard.execution.audit import AuditEvent
+from plugyard.governance.audit.event import AuditEvent
 from plugyard.store.audit import GENESIS, AuditRecord, AuditRepository, Build
 from plugyard.store.rawdb import Extra
 
@@ -85,7 +85,7 @@ class Verification:
 
 
 class ChainedAudit:
-    """An :class:`~plugyard.execution.audit.AuditSink` that writes the durable chain.
+    """An :class:`~plugyard.governance.audit.event.AuditSink` that writes the durable chain.
 
     It also keeps this process's recent events in memory (iterable), like the memory
     sink it replaces.

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from plugyard.auth.providers import AuthError, Token
+from plugyard.governance.identities.providers import AuthError, Token
 
 MAX_BODY = 64 * 1024
 

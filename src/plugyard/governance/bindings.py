@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plugyard.errors import GovernanceError
-from plugyard.execution.secrets import SecretVault
+from plugyard.governance.secrets.vault import SecretVault
 from plugyard.manifest.bindings import CODE, Binding, bindings, refusal
 from plugyard.manifest.model import Operation, PluginDescriptor
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from plugyard.errors import GovernanceError
-from plugyard.policy.base import Decision, Subject
+from plugyard.governance.policy.base import Decision, Subject
 from plugyard.store.approvals import ApprovalRepository, ApprovalRow, ApprovalState
 
 RECEIPT_PREFIX = "pyr_"

@@ -4,7 +4,7 @@ API, and scrubbed from what leaves a call.
 The associated data of each ciphertext is ``scope ‖ owner ‖ name``: a row copied or
 moved to another owner, scope or name fails to decrypt (``secrets_key_error``) rather
 than handing one user's secret to another. The master key lives outside the database
-(:mod:`plugyard.execution.keys`); the cipher key is derived from it with HKDF.
+(:mod:`plugyard.governance.secrets.keys`); the cipher key is derived from it with HKDF.
 
 Reads fall back from the user's secret to the system's (``system_or_user``, the Shu
 default); ``user`` and ``system`` scopes read only their own.
@@ -28,7 +28,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from plugyard.errors import GovernanceError
-from plugyard.execution.keys import key_id
+from plugyard.governance.secrets.keys import key_id
 from plugyard.store.secrets import SecretRepository, SecretRow
 
 Scope = Literal["user", "system"]

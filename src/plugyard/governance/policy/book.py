@@ -2,16 +2,16 @@
 asked by the executor on every call.
 
 States: *starter* (no policy was ever loaded: the deny-by-default starter document of
-:mod:`plugyard.policy.starter` is in force — admins may do everything, readers may call
+:mod:`plugyard.governance.policy.starter` is in force — admins may do everything, readers may call
 read-only operations, nobody else anything), *active* (a loaded document compiled by
-:class:`~plugyard.policy.rbac.Rbac`), *invalid* (the configured file or the stored
+:class:`~plugyard.governance.policy.rbac.Rbac`), *invalid* (the configured file or the stored
 document cannot be read: **everything is denied** until a valid document is loaded). A
 document loaded here applies to the very next call in this process; other replicas see
 it within ``refresh_s`` (they poll one integer).
 
 Decisions are cached per policy version, subject and target: compiling a question into
 Casbin costs ~0.3 ms, a cached answer ~1 µs. Listings, which ask whether a subject may
-see every plugin of the registry, ask a :class:`~plugyard.policy.sight.Sight` instead:
+see every plugin of the registry, ask a :class:`~plugyard.governance.policy.sight.Sight` instead:
 the subject's grants chosen once per policy version, then matched without Casbin.
 """
 
@@ -24,11 +24,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from plugyard.errors import GovernanceError
-from plugyard.policy.base import Decision, Subject
-from plugyard.policy.document import Approvals, PolicyDocument, parse_document, parse_text
-from plugyard.policy.rbac import Rbac
-from plugyard.policy.sight import BLIND, Sight
-from plugyard.policy.starter import starter_document
+from plugyard.governance.policy.base import Decision, Subject
+from plugyard.governance.policy.document import (
+    Approvals,
+    PolicyDocument,
+    parse_document,
+    parse_text,
+)
+from plugyard.governance.policy.rbac import Rbac
+from plugyard.governance.policy.sight import BLIND, Sight
+from plugyard.governance.policy.starter import starter_document
 from plugyard.store.policies import PolicyRepository
 
 #: ``facts(plugin_id, operation)`` → (permissions the plugin requires, whether the
@@ -63,7 +68,7 @@ def facts_from(find: Callable[[str], Any]) -> Facts:
 
 
 class PolicyBook:
-    """The :class:`~plugyard.policy.base.Policy` of a governed yard."""
+    """The :class:`~plugyard.governance.policy.base.Policy` of a governed yard."""
 
     def __init__(
         self,

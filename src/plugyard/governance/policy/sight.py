@@ -2,7 +2,7 @@
 
 A listing asks whether a subject may see each plugin of the registry — ten thousand
 questions on the console's first page after a policy load, each ~0.3 ms through Casbin.
-:meth:`plugyard.policy.rbac.Rbac.sight` picks, once per document and subject, the grants
+:meth:`plugyard.governance.policy.rbac.Rbac.sight` picks, once per document and subject, the grants
 that can reach the subject (with the enforcer's own role links); a :class:`Sight` then
 matches targets against those alone. :meth:`Sight.sees` is exactly ``Rbac.decide(...,
 verb="call").outcome != "deny"``: a property test holds the two together.
@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
+from plugyard.governance.policy.document import Grant
 from plugyard.manifest.model import PluginDescriptor
-from plugyard.policy.document import Grant
 
 
 @cache

@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from plugyard.auth.providers import AuthError, ProviderRegistry, Token
-from plugyard.execution.accounts import AccountVault
-from plugyard.execution.secrets import Redactor
+from plugyard.governance.identities.accounts import AccountVault
+from plugyard.governance.identities.providers import AuthError, ProviderRegistry, Token
+from plugyard.governance.secrets.vault import Redactor
 from plugyard.manifest.model import OpAuth, Operation, PluginDescriptor
 
 _USER = (None, "user")

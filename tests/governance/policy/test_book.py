@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugyard.errors import GovernanceError
-from plugyard.policy.base import Subject
-from plugyard.policy.book import PolicyBook
+from plugyard.governance.policy.base import Subject
+from plugyard.governance.policy.book import PolicyBook
 from plugyard.store.policies import MemoryPolicyRepository, SqlPolicyRepository
 from plugyard.store.store import Store
 

@@ -19,8 +19,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from plugyard.errors import GovernanceError
-from plugyard.execution.keys import key_id
-from plugyard.execution.secrets import Redactor
+from plugyard.governance.secrets.keys import key_id
+from plugyard.governance.secrets.vault import Redactor
 from plugyard.store.accounts import AccountRepository, AccountRow
 
 

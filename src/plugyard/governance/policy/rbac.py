@@ -25,9 +25,9 @@ from collections.abc import Iterable
 import casbin  # type: ignore[import-untyped]
 from casbin.model import Model  # type: ignore[import-untyped]
 
-from plugyard.policy.base import Decision, Subject
-from plugyard.policy.document import Grant, PolicyDocument
-from plugyard.policy.sight import Match, Sight, wildcard
+from plugyard.governance.policy.base import Decision, Subject
+from plugyard.governance.policy.document import Grant, PolicyDocument
+from plugyard.governance.policy.sight import Match, Sight, wildcard
 
 _MODEL = """
 [request_definition]

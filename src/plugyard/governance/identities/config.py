@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from plugyard.auth.oauth2 import OAuth2Provider
-from plugyard.auth.providers import AuthError
+from plugyard.governance.identities.oauth2 import OAuth2Provider
+from plugyard.governance.identities.providers import AuthError
 
 Secret = Callable[[str], str | None]
 

@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from plugyard.errors import ERROR_CODES
-from plugyard.policy import rights
-from plugyard.policy.rights import Acting, Right, RightRefused
+from plugyard.governance.policy import rights
+from plugyard.governance.policy.rights import Acting, Right, RightRefused
 
 subjects = st.one_of(st.none(), st.text(min_size=1, max_size=8))  # never empty
 roles = st.lists(st.sampled_from(["admin", "reader", "clerk", "", "Admin"]), max_size=3)

@@ -1,0 +1,1 @@
+"""The host object's services a plugin reaches through its manifest's capabilities."""
