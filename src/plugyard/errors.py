@@ -123,6 +123,10 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "execution_backend_unavailable": ErrorSpec(
         503, "The execution backend (a Ray cluster) cannot be reached; the call did not run."
     ),
+    # Telemetry (docs/telemetry.md).
+    "telemetry_unavailable": ErrorSpec(
+        503, "Telemetry export is configured but cannot be set up (SDK or exporter missing)."
+    ),
     # Governance (docs/governance.md).
     "policy_invalid": ErrorSpec(
         422, "The policy document is malformed or unknown; nothing is allowed."

@@ -44,6 +44,7 @@ from plugyard.runtimes.base import (
     Runtime,
     Target,
 )
+from plugyard.telemetry import CallSpan, CallTracer, call_tracer
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
@@ -107,6 +108,7 @@ class _Call:
     #: Shu's ``params.__host`` overlay, taken out of the parameters (execution.overlay)
     host_context: HostContext | None = None
     overlay_fault: OverlayError | None = None
+    span: CallSpan | None = None  # the call's span, when telemetry is on
 
 
 class Executor:
@@ -138,6 +140,8 @@ class Executor:
         #: The backend heavy operations run on; ``None`` runs everything here. The
         #: backend's worker runs them through an executor of its own without one.
         self.offload: Offload | None = None
+        #: Spans and call metrics (plugyard.telemetry); ``None`` when telemetry is off.
+        self.tracer: CallTracer | None = call_tracer()
 
     # ----------------------------------------------------------------- public API
 
@@ -277,16 +281,21 @@ class Executor:
             raise CallError("params must be a mapping", code="invalid_request")
         context = request.context or CallContext(request_id=new_request_id())
         if OVERLAY not in request.params:
-            return _Call(request, context, time.perf_counter(), time.time())
-        fault = None
-        try:
-            params, host_context = split(request.params)
-        except OverlayError as exc:
-            params, host_context, fault = dict(request.params), HostContext(), exc
-        stripped = CallRequest(request.plugin_id, request.operation, params, request.context,
-                               request.timeout_ms, request.approval_receipt)  # fmt: skip
-        call = _Call(stripped, context, time.perf_counter(), time.time())
-        call.host_context, call.overlay_fault = host_context, fault
+            call = _Call(request, context, time.perf_counter(), time.time())
+        else:
+            fault = None
+            try:
+                params, host_context = split(request.params)
+            except OverlayError as exc:
+                params, host_context, fault = dict(request.params), HostContext(), exc
+            stripped = CallRequest(request.plugin_id, request.operation, params,
+                                   request.context, request.timeout_ms,
+                                   request.approval_receipt)  # fmt: skip
+            call = _Call(stripped, context, time.perf_counter(), time.time())
+            call.host_context, call.overlay_fault = host_context, fault
+        if self.tracer is not None:
+            call.span = self.tracer.start(request.plugin_id, request.operation, None,
+                                          context.subject, context.request_id)  # fmt: skip
         return call
 
     def _target(self, call: _Call) -> tuple[Runtime | None, Target, Operation]:
@@ -424,6 +433,12 @@ class Executor:
         decision = call.decision
         error = outcome.error
         gov = call.gov
+        if call.span is not None and self.tracer is not None:
+            plugin = call.plugin  # None: the name was the caller's, never resolved
+            self.tracer.end(call.span, outcome.status, error.code if error else None,
+                            duration_ms, plugin=plugin.id if plugin else None,
+                            operation=operation if call.operation else None,
+                            runtime=plugin.descriptor.runtime.kind if plugin else None)  # fmt: skip
         event = AuditEvent(
             call.context.request_id,
             call.context.subject,

@@ -32,6 +32,7 @@ from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext
 from plugyard.store.feeds import FeedRepository, FeedRow
 from plugyard.store.kv import KeyValueRepository
+from plugyard.telemetry import traced
 
 _MAX_STORED_RESULT = 64 * 1024
 _NEVER = 1e18  # a time no schedule reaches: where one-shot jobs park
@@ -133,6 +134,7 @@ class FeedScheduler:
         """Run one feed now, off schedule."""
         return await self._run(self.get(feed_id))
 
+    @traced("feed.tick")  # the parent span of its calls (docs/telemetry.md)
     async def _run(self, row: FeedRow) -> Tick:
         result = await self._call(row)
         data = result.data if result.ok else None

@@ -25,6 +25,7 @@ from plugyard.llm.types import (
     ToolCall,
     Usage,
 )
+from plugyard.telemetry import record_tokens
 
 
 def request_body(request: ChatRequest, model: str, *, stream: bool = False) -> dict[str, Any]:
@@ -107,16 +108,19 @@ def answer_from(
     if not isinstance(text, str):
         raise invalid_answer("the answer's content is not text")
     finish = str(choices[0].get("finish_reason") or "stop")
+    reported = usage_of(payload)
     answer = ChatAnswer(
         text=text,
         finish_reason=finish,
-        usage=usage_of(payload) or Usage(),
+        usage=reported or Usage(),
         duration_ms=duration_ms,
         model=str(payload.get("model") or model),
         tool_calls=_tool_calls(message.get("tool_calls")),
         attempts=attempts,
         top_logprobs=_top_logprobs(choices[0].get("logprobs")),
     )
+    if reported is not None:  # where every model's answers arrive (docs/telemetry.md)
+        record_tokens(answer.model, reported.prompt_tokens, reported.completion_tokens)
     if request.json_schema is None or answer.tool_calls:
         return answer
     try:
@@ -159,6 +163,8 @@ def delta_from(chunk: Any) -> Delta | None:
     finish = first.get("finish_reason")
     if not text and finish is None and usage is None:
         return None
+    if usage is not None:  # a stream's usage comes once, on its last chunk
+        record_tokens(str(chunk.get("model") or ""), usage.prompt_tokens, usage.completion_tokens)
     return Delta(text=str(text), finish_reason=finish, usage=usage)
 
 

@@ -34,6 +34,7 @@ from plugyard.pipelines.plan import Call, Group, PipelinePlan, Plan, Ref, Step
 from plugyard.pipelines.signals import DeadlineExceeded, Skipped, Stopped
 from plugyard.pipelines.trace import Kind, PipelineRun, RunStatus, Span, Status, Trace
 from plugyard.runtimes.base import CallContext
+from plugyard.telemetry import traced
 
 DEFAULT_TIMEOUT_MS = 30_000
 
@@ -58,6 +59,7 @@ class Engine:
         self.sink = sink
         self.fanout = fanout or caller
 
+    @traced("pipeline.run")  # the parent span of its calls (docs/telemetry.md)
     async def run(
         self,
         plan: Plan,

@@ -31,6 +31,7 @@ from plugyard.reasoning.session import Session, SessionStore, Turn
 from plugyard.reasoning.stages import StageRunner
 from plugyard.reasoning.trace import OnEvent, Recorder
 from plugyard.runtimes.base import ErrorInfo
+from plugyard.telemetry import traced
 
 #: ``{name: text}``, or ``(name, text)`` pairs, or texts (named ``source-1`` …).
 Sources = Mapping[str, str] | Sequence[tuple[str, str] | str]
@@ -77,6 +78,7 @@ class ReasoningService(SessionDesk):
         self.admit_model = admit_model
         self._loaded: set[str] = set()  # sessions whose KB the plugins hold in this process
 
+    @traced("reason")  # the parent span of its calls (docs/telemetry.md)
     async def reason(
         self,
         prompt: str,

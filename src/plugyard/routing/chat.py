@@ -43,6 +43,7 @@ from plugyard.routing.offer import TOOL_DATA_NOTE, Offer, refused_output, tool_o
 from plugyard.routing.retrieve import Search, retrieve
 from plugyard.runtimes.base import CallContext
 from plugyard.store.keys import ADMIN_ROLE
+from plugyard.telemetry import traced
 
 DEFAULT_ROUNDS = 4
 MAX_ROUNDS = 8
@@ -157,6 +158,7 @@ class ChatFlow:
         except (PlugyardError, ValueError) as exc:
             raise unavailable(str(exc)) from None
 
+    @traced("chat")  # the parent span of its calls (docs/telemetry.md)
     async def complete(
         self,
         conversation: Conversation,

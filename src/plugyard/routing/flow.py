@@ -61,6 +61,7 @@ from plugyard.routing.retrieve import Search, Teacher, retrieve
 from plugyard.routing.trace import Retrieved, Step
 from plugyard.runtimes.base import CallContext, ErrorInfo
 from plugyard.store.keys import ADMIN_ROLE
+from plugyard.telemetry import traced
 
 Rights = Callable[[str | None, Sequence[str]], CanSee]
 OnStep = Callable[[Step], None]
@@ -152,6 +153,7 @@ class Router:
 
         return search
 
+    @traced("ask")  # the parent span of its calls (docs/telemetry.md)
     async def ask(
         self,
         message: str,

@@ -19,6 +19,7 @@ from plugyard.registry.sync import SyncReport, sync_on_start
 from plugyard.runtimes.base import CallContext
 from plugyard.store.folders import SqlFolderMarks
 from plugyard.store.store import Store
+from plugyard.telemetry import configure as configure_telemetry
 from plugyard.yard.execution import Execution
 from plugyard.yard.externals import Externals
 from plugyard.yard.finding import Finding
@@ -70,6 +71,7 @@ class Yard:
     @classmethod
     def from_settings(cls, settings: Settings | None = None) -> Yard:
         settings = settings or Settings.from_env()
+        configure_telemetry(settings.telemetry)  # before the executor reads it
         store = Store.open(settings.database)
         registry = Registry.over(store)
         yard = cls(settings, store, registry)

@@ -15,6 +15,7 @@ from typing import Any
 from plugyard.kb.budgets import Budgets, CageLimits
 from plugyard.store.home import data_home
 from plugyard.store.urls import DATABASE_URL_ENV
+from plugyard.telemetry import TelemetrySettings
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,8 @@ class Settings:
     # _CPU_S, _WALL_S and PLUGYARD_KB_WORKERS for the worker processes that read them.
     kb_budgets: Budgets = field(default_factory=Budgets)
     kb_cage: CageLimits = field(default_factory=CageLimits)
+    # Traces and metrics over OTLP (docs/telemetry.md): PLUGYARD_OTEL_* / OTEL_*; off.
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -145,6 +148,7 @@ class Settings:
             ),
             kb_budgets=_kb_budgets(env),
             kb_cage=_kb_cage(env),
+            telemetry=TelemetrySettings.from_env(env),
         )
         return replace(base, **{k: v for k, v in overrides.items() if v is not None})
 

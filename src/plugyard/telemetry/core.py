@@ -1,0 +1,267 @@
+"""Spans and metrics for calls, flows and model tokens (docs/telemetry.md).
+
+One :class:`Telemetry` is active per process, or none. With none every hook here is a
+check of one module variable and returns; nothing of OpenTelemetry is imported, not
+even its API (importing it costs a quarter of a second). With one, spans and metrics go
+to the tracer and meter providers it was given: the SDK's with an OTLP exporter when
+the settings ask for export (:func:`configure`), or an application's own
+(:func:`install`), such as the SDK's in-memory exporter in tests.
+
+Names follow OpenTelemetry's semantic conventions where one exists: a call is an
+``execute_tool`` span (``gen_ai.tool.name`` is the plugin, ``gen_ai.tool.call.id`` the
+request id, ``error.type`` the error code, ``enduser.id`` the caller); model tokens go
+to ``gen_ai.client.token.usage``. What has no convention is ``plugyard.*``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Coroutine, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import Span, TracerProvider
+
+    from plugyard.telemetry.settings import TelemetrySettings
+
+#: The instrumentation scope of every span and instrument plugyard makes.
+SCOPE = "plugyard"
+#: What a metric says for a plugin or operation the call never resolved: the name came
+#: from the caller, and a caller must not be able to mint new time series (the
+#: conventions' overflow value for attributes of unbounded cardinality).
+OTHER = "_OTHER"
+#: Outcomes a span marks as failed; the rest (pending approval, a skip) are answers.
+_FAILED = frozenset({"error", "timeout"})
+# Call latency in ms: a bare call takes microseconds, a model-backed one seconds.
+_MS_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 25.0, 50.0, 100.0,
+               250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0, 30000.0, 60000.0)  # fmt: skip
+# The buckets gen_ai.client.token.usage's convention asks for.
+_TOKEN_BUCKETS = tuple(float(4**n) for n in range(14))
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class CallSpan:
+    """One call's open span, from :meth:`CallTracer.start` to :meth:`CallTracer.end`."""
+
+    __slots__ = ("span",)
+
+    def __init__(self, span: Span) -> None:
+        self.span = span
+
+
+class CallTracer:
+    """The executor's hook: a span and the call metrics for each call."""
+
+    __slots__ = (
+        "_calls",
+        "_duration",
+        "_error_status",
+        "_errors",
+        "_record_subject",
+        "_tracer",
+    )  # fmt: skip
+
+    def __init__(self, telemetry: Telemetry) -> None:
+        from opentelemetry.trace import Status, StatusCode
+
+        self._tracer = telemetry.tracer
+        self._calls = telemetry.calls
+        self._errors = telemetry.errors
+        self._duration = telemetry.duration
+        self._record_subject = telemetry.record_subject
+        self._error_status: Callable[[str], Status] = functools.partial(Status, StatusCode.ERROR)
+
+    def start(
+        self,
+        plugin: str,
+        operation: str | None,
+        runtime: str | None = None,
+        subject: str | None = None,
+        request_id: str | None = None,
+    ) -> CallSpan:
+        """Open the call's span, a child of whatever span is current (a flow's)."""
+        attributes: dict[str, str] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": plugin,
+        }
+        if operation is not None:
+            attributes["plugyard.operation"] = operation
+        if runtime is not None:
+            attributes["plugyard.runtime"] = runtime
+        if request_id is not None:
+            attributes["gen_ai.tool.call.id"] = request_id
+        if subject is not None and self._record_subject:
+            attributes["enduser.id"] = subject
+        return CallSpan(self._tracer.start_span(f"execute_tool {plugin}", attributes=attributes))
+
+    def end(
+        self,
+        handle: CallSpan,
+        status: str,
+        error_code: str | None,
+        duration_ms: float,
+        *,
+        plugin: str | None = None,
+        operation: str | None = None,
+        runtime: str | None = None,
+    ) -> None:
+        """Close the span with the outcome and count the call. ``plugin``, ``operation``
+        and ``runtime`` are what the call resolved to (``None``: it never did)."""
+        span = handle.span
+        attributes: dict[str, str | float] = {"plugyard.status": status,
+                                              "plugyard.duration_ms": duration_ms}  # fmt: skip
+        if operation is not None:
+            attributes["plugyard.operation"] = operation  # the resolved name
+        if runtime is not None:
+            attributes["plugyard.runtime"] = runtime
+        if error_code is not None:
+            attributes["error.type"] = error_code
+            if status in _FAILED:
+                span.set_status(self._error_status(error_code))
+        span.set_attributes(attributes)
+        span.end()
+        tool = plugin if plugin is not None else OTHER
+        measured = {"gen_ai.tool.name": tool,
+                    "plugyard.operation": operation if operation is not None else OTHER,
+                    "plugyard.status": status}  # fmt: skip
+        self._calls.add(1, measured)
+        self._duration.record(duration_ms, measured)
+        if error_code is not None:
+            self._errors.add(1, {"gen_ai.tool.name": tool, "error.type": error_code})
+
+
+class Telemetry:
+    """A tracer, a meter and plugyard's instruments over the given providers."""
+
+    def __init__(
+        self,
+        tracer_provider: TracerProvider,
+        meter_provider: MeterProvider,
+        *,
+        record_subject: bool = False,
+        settings: TelemetrySettings | None = None,
+    ) -> None:
+        from importlib.metadata import version
+
+        __version__ = version("plugyard")
+        self.tracer_provider = tracer_provider
+        self.meter_provider = meter_provider
+        self.record_subject = record_subject
+        #: The settings it was built from (:func:`configure`); ``None`` when installed.
+        self.settings = settings
+        self.tracer = tracer_provider.get_tracer(SCOPE, __version__)
+        meter = meter_provider.get_meter(SCOPE, __version__)
+        self.calls = meter.create_counter(
+            "plugyard.calls", unit="{call}", description="Plugin calls, by outcome."
+        )
+        self.errors = meter.create_counter(
+            "plugyard.call.errors", unit="{error}", description="Calls that answered an error code."
+        )
+        self.duration = meter.create_histogram(
+            "plugyard.call.duration", unit="ms", description="Call latency.",
+            explicit_bucket_boundaries_advisory=_MS_BUCKETS,
+        )  # fmt: skip
+        self.tokens = meter.create_histogram(
+            "gen_ai.client.token.usage", unit="{token}",
+            description="Tokens a model read (input) and wrote (output), per answer.",
+            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
+        )  # fmt: skip
+        self.call_tracer = CallTracer(self)
+
+    @contextmanager
+    def flow_span(self, flow: str, attributes: Mapping[str, str] | None = None) -> Iterator[Span]:
+        """A flow's span, current while the block runs (calls inside nest under it)."""
+        given = {"plugyard.flow": flow, **(attributes or {})}
+        with self.tracer.start_as_current_span(f"plugyard.{flow}", attributes=given) as span:
+            yield span
+
+    def record_tokens(self, model: str, prompt_tokens: int, completion_tokens: int) -> None:
+        base = {"gen_ai.operation.name": "chat", "gen_ai.request.model": model}
+        self.tokens.record(prompt_tokens, {**base, "gen_ai.token.type": "input"})
+        self.tokens.record(completion_tokens, {**base, "gen_ai.token.type": "output"})
+
+    def shutdown(self) -> None:
+        """Flush and stop the providers, when they can (the SDK's can; the API's no-op
+        providers have nothing to flush)."""
+        for provider in (self.tracer_provider, self.meter_provider):
+            stop = getattr(provider, "shutdown", None)
+            if callable(stop):
+                stop()
+
+
+_active: Telemetry | None = None
+
+
+def active() -> Telemetry | None:
+    """The telemetry in force in this process, or ``None`` (off)."""
+    return _active
+
+
+def install(telemetry: Telemetry | None) -> Telemetry | None:
+    """Make ``telemetry`` the one in force (``None``: off); answers the one before.
+    For an application that set up OpenTelemetry itself, and for tests."""
+    global _active
+    previous, _active = _active, telemetry
+    return previous
+
+
+def configure(settings: TelemetrySettings) -> Telemetry | None:
+    """Set up export as ``settings`` say, once per process for equal settings. Settings
+    that leave it off change nothing: telemetry installed in code stays in force."""
+    if not settings.enabled:
+        return _active
+    if _active is not None and _active.settings == settings:
+        return _active
+    from plugyard.telemetry.otlp import build
+
+    telemetry = build(settings)
+    previous = install(telemetry)
+    if previous is not None and previous.settings is not None:
+        previous.shutdown()  # built here from other settings: nobody else holds it
+    return telemetry
+
+
+def call_tracer() -> CallTracer | None:
+    """The executor's hook, or ``None`` when telemetry is off."""
+    return _active.call_tracer if _active is not None else None
+
+
+_OFF: AbstractContextManager[None] = nullcontext()
+
+
+def flow_span(
+    flow: str, attributes: Mapping[str, str] | None = None
+) -> AbstractContextManager[Span | None]:
+    """``with flow_span("ask"):`` — the flow's parent span, or nothing when off."""
+    telemetry = _active
+    if telemetry is None:
+        return _OFF
+    return telemetry.flow_span(flow, attributes)
+
+
+def traced(flow: str) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Coroutine[Any, Any, R]]]:
+    """A coroutine function run inside :func:`flow_span` (one line on a flow's entry)."""
+
+    def wrap(function: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+        @functools.wraps(function)
+        async def run(*args: P.args, **kwargs: P.kwargs) -> R:
+            telemetry = _active
+            if telemetry is None:
+                return await function(*args, **kwargs)
+            with telemetry.flow_span(flow):
+                return await function(*args, **kwargs)
+
+        return run
+
+    return wrap
+
+
+def record_tokens(model: str, prompt_tokens: int, completion_tokens: int) -> None:
+    """Count one model answer's tokens (the llm layer calls it where answers arrive)."""
+    telemetry = _active
+    if telemetry is not None:
+        telemetry.record_tokens(model, prompt_tokens, completion_tokens)
