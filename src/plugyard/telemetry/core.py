@@ -255,6 +255,7 @@ def traced(flow: str) -> Callable[[Callable[P, Awaitable[R]]], Callable[P, Corou
             with telemetry.flow_span(flow):
                 return await function(*args, **kwargs)
 
+        run.__dict__["plugyard_flow"] = flow  # which flow it opens, for a reader (and tests)
         return run
 
     return wrap
