@@ -34,6 +34,7 @@ from opentelemetry.sdk.metrics.export import (
 )
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
 from plugyard.execution.executor import CallRequest, Executor
 from plugyard.telemetry import Telemetry
@@ -86,24 +87,34 @@ async def run(calls: int) -> dict[str, Any]:
     lone_provider = TracerProvider()
     lone_provider.add_span_processor(BatchSpanProcessor(lone))
     spans_only = Telemetry(lone_provider, NoOpMeterProvider())
+    # Spans and metrics with one trace in ten kept, as OTEL_TRACES_SAMPLER=
+    # parentbased_traceidratio with OTEL_TRACES_SAMPLER_ARG=0.1 sets it.
+    kept = DropSpans()
+    sampled_provider = TracerProvider(sampler=ParentBased(TraceIdRatioBased(0.1)))
+    sampled_provider.add_span_processor(BatchSpanProcessor(kept))
+    sampled_reader = PeriodicExportingMetricReader(DropMetrics(), export_interval_millis=60_000)
+    sampled = Telemetry(sampled_provider, MeterProvider(metric_readers=[sampled_reader]))
 
-    bare, traced, traced_spans = build_plugyard(), build_plugyard(), build_plugyard()
+    bare, traced, traced_spans, traced_sampled = (build_plugyard() for _ in range(4))
     assert bare.tracer is None
     traced.tracer = on.call_tracer
     traced_spans.tracer = spans_only.call_tracer
+    traced_sampled.tracer = sampled.call_tracer
     request = CallRequest("bench", "add", {"a": 1, "b": 2})
-    for executor in (bare, traced, traced_spans):
+    for executor in (bare, traced, traced_spans, traced_sampled):
         check = await executor.call(request)
         assert check.data == 3, check
         await round_us(executor, request, min(calls, 500))  # warm
-    off_rounds, on_rounds, span_rounds = [], [], []
+    off_rounds, on_rounds, span_rounds, sampled_rounds = [], [], [], []
     for _ in range(ROUNDS):
         off_rounds.append(await round_us(bare, request, calls))
         on_rounds.append(await round_us(traced, request, calls))
         span_rounds.append(await round_us(traced_spans, request, calls))
+        sampled_rounds.append(await round_us(traced_sampled, request, calls))
     made = 1 + min(calls, 500) + ROUNDS * calls
     tracer_provider.force_flush()
     lone_provider.force_flush()
+    sampled_provider.force_flush()
     data = counted.get_metrics_data()
     counter = sum(
         p.value
@@ -115,20 +126,28 @@ async def run(calls: int) -> dict[str, Any]:
     )
     on.shutdown()
     spans_only.shutdown()
+    sampled.shutdown()
     off, with_sdk = statistics.median(off_rounds), statistics.median(on_rounds)
     with_spans = statistics.median(span_rounds)
+    with_sampled = statistics.median(sampled_rounds)
     medians = {
         "tracing off": off,
         "spans only (SDK, no-op exporter)": with_spans,
         "spans and metrics (SDK, no-op exporters)": with_sdk,
+        "spans and metrics, 10 % of traces kept": with_sampled,
     }
     emitted = {
         "calls made, each way": made,
         "spans exported (spans and metrics)": spans.spans,
         "spans exported (spans only)": lone.spans,
+        "spans exported (10 % kept)": kept.spans,
         "plugyard.calls counted": counter,
     }
-    added = {"spans only": with_spans - off, "spans and metrics": with_sdk - off}
+    added = {
+        "spans only": with_spans - off,
+        "spans and metrics": with_sdk - off,
+        "spans and metrics, 10 % kept": with_sampled - off,
+    }
     return {"median_us": medians, "added_us": added, "emitted": emitted}
 
 
