@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         tool,
     )
     from plugyard.store.store import Store
+    from plugyard.telemetry import Telemetry, TelemetrySettings
     from plugyard.yard import Settings, Yard
 
 __version__ = "0.1.0"
@@ -80,6 +81,8 @@ _WHERE = {
     "Registry": "plugyard.registry.registry",
     "Result": "plugyard.execution.result",
     "Settings": "plugyard.yard",
+    "Telemetry": "plugyard.telemetry",
+    "TelemetrySettings": "plugyard.telemetry",
     "Store": "plugyard.store.store",
     "SubprocessRuntime": "plugyard.manifest.model",
     "UnsupportedTypeError": "plugyard.errors",
@@ -125,6 +128,8 @@ __all__ = [
     "Settings",
     "Store",
     "SubprocessRuntime",
+    "Telemetry",
+    "TelemetrySettings",
     "UnsupportedTypeError",
     "Yard",
     "__version__",
