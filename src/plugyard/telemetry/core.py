@@ -155,9 +155,14 @@ class Telemetry:
         record_subject: bool = False,
         settings: TelemetrySettings | None = None,
     ) -> None:
-        from importlib.metadata import version
+        # The installed distribution's version (the package root would import every
+        # layer, by import-linter's reading of its lazy names).
+        from importlib.metadata import PackageNotFoundError, version
 
-        __version__ = version("plugyard")
+        try:
+            __version__: str | None = version("plugyard")
+        except PackageNotFoundError:
+            __version__ = None
         self.tracer_provider = tracer_provider
         self.meter_provider = meter_provider
         self.record_subject = record_subject
