@@ -3,6 +3,7 @@ is even imported; a model's answer counts its tokens."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
@@ -16,7 +17,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 )
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from plugyard import telemetry
+from plugyard import CallRequest, Settings, Yard, telemetry
 from plugyard.errors import PlugyardError
 from plugyard.llm import wire
 from plugyard.llm.types import ChatRequest, Message
@@ -91,6 +92,27 @@ def test_configured_export_sends_spans_and_metrics_over_otlp_http(collector: Col
     metrics = ExportMetricsServiceRequest.FromString(collector.bodies["/v1/metrics"][-1])
     names = {m.name for r in metrics.resource_metrics for s in r.scope_metrics for m in s.metrics}
     assert {"plugyard.calls", "plugyard.call.duration"} <= names
+
+
+def test_a_yard_built_from_the_environment_exports_its_calls(collector: Collector) -> None:
+    env = {"PLUGYARD_OTEL_ENDPOINT": collector.url, "OTEL_SERVICE_NAME": "yard-b"}
+    settings = Settings.from_env(env, database=":memory:", builtins=False)
+    previous = telemetry.install(None)
+    try:
+        with Yard.from_settings(settings) as yard:
+            assert yard.executor.tracer is not None
+            result = asyncio.run(yard.executor.call(CallRequest("nope")))
+            assert result.error is not None and result.error.code == "plugin_not_found"
+        configured = telemetry.active()
+        assert configured is not None and configured.settings == settings.telemetry
+        configured.shutdown()
+    finally:
+        telemetry.install(previous)
+    traces = ExportTraceServiceRequest.FromString(b"".join(collector.bodies["/v1/traces"]))
+    spans = [s for r in traces.resource_spans for ss in r.scope_spans for s in ss.spans]
+    assert [s.name for s in spans] == ["execute_tool nope"]
+    error = {a.key: a.value.string_value for a in spans[0].attributes}["error.type"]
+    assert error == "plugin_not_found"
 
 
 def test_settings_off_leave_telemetry_installed_in_code_in_force(otel: Recorded) -> None:
