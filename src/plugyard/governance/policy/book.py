@@ -9,10 +9,10 @@ document cannot be read: **everything is denied** until a valid document is load
 document loaded here applies to the very next call in this process; other replicas see
 it within ``refresh_s`` (they poll one integer).
 
-Decisions are cached per policy version, subject and target: compiling a question into
-Casbin costs ~0.3 ms, a cached answer ~1 µs. Listings, which ask whether a subject may
-see every plugin of the registry, ask a :class:`~plugyard.governance.policy.sight.Sight` instead:
-the subject's grants chosen once per policy version, then matched without Casbin.
+Decisions are cached per policy version, subject and target: an uncached decision costs
+a few µs, a cached answer ~1 µs. Listings, which ask whether a subject may see every
+plugin of the registry, ask the subject's :class:`~plugyard.governance.policy.sight.Sight`
+(its grants, chosen once per policy version) directly.
 """
 
 from __future__ import annotations
