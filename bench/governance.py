@@ -28,7 +28,6 @@ from _timing import median_per_call, median_per_call_sync
 from plugyard.execution.executor import CallRequest, Executor
 from plugyard.governance.audit.event import AuditEvent
 from plugyard.governance.core import Governance
-from plugyard.governance.policy.base import Subject
 from plugyard.governance.policy.book import PolicyBook, facts_from
 from plugyard.governance.policy.rbac import Rbac
 from plugyard.registry.model import RegisteredPlugin
@@ -36,6 +35,7 @@ from plugyard.runtimes.base import CallContext
 from plugyard.runtimes.python import InProcessRuntime, definition_of, tool
 from plugyard.store.policies import SqlPolicyRepository
 from plugyard.store.store import Store
+from plugyard.types import Caller
 
 ROUNDS = 15
 CALLS = 2000
@@ -119,7 +119,7 @@ def measure(folder: Path) -> dict[str, float]:
     figures["+ durable audit (HMAC chain, SQLite WAL)"] = timed(governed, False)
     figures["+ idempotency claim and completion = governed"] = timed(governed, True)
 
-    subject = Subject("alice")
+    subject = Caller("alice")
     figures["step alone: policy decision"] = median_us(
         lambda: book.decide(subject, "bench", "add", params)
     )

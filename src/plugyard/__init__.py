@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         tool,
     )
     from plugyard.store.store import Store
+    from plugyard.types import Caller
     from plugyard.yard import Settings, Yard
 
 __version__ = "0.1.0"
@@ -57,6 +58,7 @@ __version__ = "0.1.0"
 _WHERE = {
     "CallContext": "plugyard.runtimes.base",
     "CallRequest": "plugyard.execution.executor",
+    "Caller": "plugyard.types",
     "ERROR_CODES": "plugyard.errors",
     "ErrorInfo": "plugyard.runtimes.base",
     "Executor": "plugyard.execution.executor",
@@ -100,6 +102,7 @@ _WHERE = {
 __all__ = [
     "CallContext",
     "CallRequest",
+    "Caller",
     "ERROR_CODES",
     "ErrorInfo",
     "Executor",

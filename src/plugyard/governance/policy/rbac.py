@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from plugyard.governance.policy.base import Decision, Subject
+from plugyard.governance.policy.base import Decision
 from plugyard.governance.policy.document import Grant, PolicyDocument
 from plugyard.governance.policy.sight import Match, Sight, wildcard_match
+from plugyard.types import Caller
 
 #: Sights kept per document (one per subject asking); past it they are made afresh.
 _SIGHTS_KEPT = 1024
@@ -48,22 +49,22 @@ class Rbac:
         self._grants = tuple(
             (grant, Match.of(grant, number)) for number, grant in enumerate(document.grants, 1)
         )
-        self._sights: dict[Subject, Sight] = {}
+        self._sights: dict[Caller, Sight] = {}
 
-    def known(self, subject: Subject) -> bool:
+    def known(self, subject: Caller) -> bool:
         """A subject the document lists, or one a surface vouched for with roles."""
-        return (subject.id or "anonymous") in self.document.subjects or bool(subject.roles)
+        return (subject.subject or "anonymous") in self.document.subjects or bool(subject.roles)
 
-    def roles_of(self, subject: Subject) -> frozenset[str]:
+    def roles_of(self, subject: Caller) -> frozenset[str]:
         """Every role the subject holds, inherited ones included."""
         found: set[str] = set()
         for principal in self._principals(subject):
             found.update(r[5:] for r in self._reach(principal) if r.startswith("role:"))
         return frozenset(found)
 
-    def permissions_of(self, subject: Subject) -> frozenset[str]:
+    def permissions_of(self, subject: Caller) -> frozenset[str]:
         held = set(subject.permissions)
-        entry = self.document.subjects.get(subject.id or "anonymous")
+        entry = self.document.subjects.get(subject.subject or "anonymous")
         if entry is not None:
             held.update(entry.permissions)
         for role in self.roles_of(subject):
@@ -74,7 +75,7 @@ class Rbac:
 
     def decide(
         self,
-        subject: Subject,
+        subject: Caller,
         plugin_id: str,
         operation: str,
         *,
@@ -88,7 +89,7 @@ class Rbac:
         )
         match found.found:
             case "unknown":
-                reason = f"unknown subject {subject.id!r}"
+                reason = f"unknown subject {subject.subject!r}"
             case "deny":
                 reason = f"denied by grant #{found.grant}"
             case "permission":
@@ -105,7 +106,7 @@ class Rbac:
             reason += "; the operation requires approval"
         return Decision(found.outcome, reason, self.version)
 
-    def sight(self, subject: Subject) -> Sight:
+    def sight(self, subject: Caller) -> Sight:
         """What ``subject`` may do: the grants reaching it, in the order a decision
         meets them — by the first principal reaching each (the subject itself, then each
         role a surface vouched for), then by number: the reason names that grant."""
@@ -138,8 +139,8 @@ class Rbac:
         self._sights[subject] = made
         return made
 
-    def _principals(self, subject: Subject) -> list[str]:
-        return [f"subject:{subject.id or 'anonymous'}", *(f"role:{r}" for r in subject.roles)]
+    def _principals(self, subject: Caller) -> list[str]:
+        return [f"subject:{subject.subject or 'anonymous'}", *(f"role:{r}" for r in subject.roles)]
 
     def _reach(self, principal: str) -> frozenset[str]:
         """``principal`` and everything it inherits from (the document refuses cycles)."""
