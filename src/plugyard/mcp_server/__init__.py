@@ -4,6 +4,5 @@ imports the other."""
 
 from plugyard.mcp_server.front import McpFront
 from plugyard.mcp_server.protocol import build_server, serve_stdio
-from plugyard.types import Caller
 
-__all__ = ["Caller", "McpFront", "build_server", "serve_stdio"]
+__all__ = ["McpFront", "build_server", "serve_stdio"]
