@@ -36,7 +36,6 @@ from plugyard.discovery.vector_store import (
 from plugyard.manifest.model import PluginDescriptor
 from plugyard.registry.model import RegisteredPlugin, RegistryEvent
 from plugyard.registry.registry import Registry
-from plugyard.store.plugins_memory import MemoryPluginRepository
 from plugyard.store.store import Store
 
 SQL_UP_TO = 20_000
@@ -132,7 +131,7 @@ def measure(
         registry = Registry.over(store)
         vectors = SqlVectorRepository(store)
     else:
-        registry = Registry(MemoryPluginRepository())
+        registry = Registry()  # its rows in an in-memory store
         vectors = MemoryVectorRepository()
     # In chunks, so one batch's rows and events stay a bounded size.
     for start in range(0, n, 2000):

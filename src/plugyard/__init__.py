@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     )
     from plugyard.store.store import Store
     from plugyard.telemetry import Telemetry, TelemetrySettings
+    from plugyard.types import Caller
     from plugyard.yard import Settings, Yard
 
 __version__ = "0.1.0"
@@ -58,6 +59,7 @@ __version__ = "0.1.0"
 _WHERE = {
     "CallContext": "plugyard.runtimes.base",
     "CallRequest": "plugyard.execution.executor",
+    "Caller": "plugyard.types",
     "ERROR_CODES": "plugyard.errors",
     "ErrorInfo": "plugyard.runtimes.base",
     "Executor": "plugyard.execution.executor",
@@ -103,6 +105,7 @@ _WHERE = {
 __all__ = [
     "CallContext",
     "CallRequest",
+    "Caller",
     "ERROR_CODES",
     "ErrorInfo",
     "Executor",

@@ -22,7 +22,7 @@ from plugyard.cli.main import main
 main()
 """
 #: What no command that does not serve, search or call may import.
-HEAVY = ("fastapi", "uvicorn", "mcp", "onnxruntime", "aiohttp", "cryptography", "casbin",
+HEAVY = ("fastapi", "uvicorn", "mcp", "onnxruntime", "aiohttp", "cryptography",
          "plugyard.server", "plugyard.mcp_server", "plugyard.discovery.service")  # fmt: skip
 
 

@@ -18,7 +18,8 @@ from fastapi.testclient import TestClient
 
 from plugyard import console
 from plugyard.governance.policy import rights
-from plugyard.governance.policy.rights import Acting, Right
+from plugyard.governance.policy.rights import Right
+from plugyard.types import Caller
 from plugyard.yard import Yard
 
 from .conftest import codes, csrf_of, signed_in
@@ -111,7 +112,7 @@ def rest_outcome(reply: Any) -> str:
 
 def by_right(role: str, right: Right) -> str:
     """The REST API's answer for a form that has no REST route: the right decides."""
-    return "allowed" if rights.holds(Acting(role, ROLES[role]), right) else "permission_denied"
+    return "allowed" if rights.holds(Caller(role, ROLES[role]), right) else "permission_denied"
 
 
 def owned_by_another(role: str) -> str:
@@ -220,9 +221,9 @@ def _run_approved_rest(w: World, role: str) -> str:
 
 
 def _approver() -> Any:
-    from plugyard.governance.policy.base import Subject
+    from plugyard.types import Caller
 
-    return Subject("admin", ("admin",))
+    return Caller("admin", ("admin",))
 
 
 def _ask_console(w: World, role: str) -> str:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from plugyard.console.sessions import MAX_PENDING, NAMESPACE, OWNER, SessionStore
-from plugyard.store.kv import MemoryKeyValueRepository
+from plugyard.store.kv import SqlKeyValueRepository
+from plugyard.store.store import Store
 
 
 def test_the_store_never_holds_the_session_id() -> None:
-    kv = MemoryKeyValueRepository()
+    kv = SqlKeyValueRepository(Store.open(":memory:"))
     session_id, session = SessionStore(kv).open("abc123", "ann")
     stored = kv.items(OWNER, NAMESPACE)
     assert session_id not in stored and len(stored) == 1
@@ -16,7 +17,9 @@ def test_the_store_never_holds_the_session_id() -> None:
 
 def test_a_session_expires() -> None:
     now = [1000.0]
-    store = SessionStore(MemoryKeyValueRepository(), ttl_s=10, clock=lambda: now[0])
+    store = SessionStore(
+        SqlKeyValueRepository(Store.open(":memory:")), ttl_s=10, clock=lambda: now[0]
+    )
     session_id, _ = store.open("abc123", "ann")
     assert store.get(session_id) is not None
     now[0] += 11
@@ -25,7 +28,7 @@ def test_a_session_expires() -> None:
 
 
 def test_expired_sessions_are_swept_at_the_next_login() -> None:
-    kv = MemoryKeyValueRepository()
+    kv = SqlKeyValueRepository(Store.open(":memory:"))
     now = [0.0]
     store = SessionStore(kv, ttl_s=10, clock=lambda: now[0])
     store.open("k1", "ann")
@@ -35,7 +38,7 @@ def test_expired_sessions_are_swept_at_the_next_login() -> None:
 
 
 def test_receipts_kept_per_session_are_bounded() -> None:
-    store = SessionStore(MemoryKeyValueRepository())
+    store = SessionStore(SqlKeyValueRepository(Store.open(":memory:")))
     session_id, session = store.open("k", "ann")
     for index in range(MAX_PENDING + 5):
         store.remember(session_id, session, f"a{index}", {"receipt": "r"})

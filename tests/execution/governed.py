@@ -11,7 +11,7 @@ from plugyard.execution.result import Result
 from plugyard.governance.core import Governance
 from plugyard.governance.policy.book import PolicyBook, facts_from
 from plugyard.runtimes.base import CallContext
-from plugyard.store.policies import MemoryPolicyRepository, SqlPolicyRepository
+from plugyard.store.policies import SqlPolicyRepository
 from plugyard.store.store import Store
 
 from .conftest import FunctionRuntime, Table
@@ -76,7 +76,7 @@ def governed(
 ) -> Governed:
     if store is None:
         governance = Governance.in_memory()
-        book = PolicyBook(MemoryPolicyRepository(), facts=facts_from(table.find))
+        book = PolicyBook(SqlPolicyRepository(Store.open(":memory:")), facts=facts_from(table.find))
     else:
         governance = Governance.over(store, environ=KEYS)
         book = PolicyBook(SqlPolicyRepository(store), facts=facts_from(table.find))

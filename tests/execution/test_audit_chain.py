@@ -17,7 +17,7 @@ from plugyard.governance.audit.chain import ChainedAudit
 from plugyard.governance.audit.event import AuditEvent
 from plugyard.governance.core import Governance
 from plugyard.governance.secrets.keys import AUDIT_KEY, load_key
-from plugyard.store.audit import MemoryAuditRepository, SqlAuditRepository
+from plugyard.store.audit import SqlAuditRepository
 from plugyard.store.store import Store
 
 from .governed import KEYS
@@ -60,21 +60,23 @@ def test_editing_a_row_breaks_the_chain_at_that_row(tmp_path: Path) -> None:
 
 
 def test_deleting_a_row_or_using_another_key_is_detected() -> None:
-    repo = MemoryAuditRepository()
+    store = Store.open(":memory:")
+    repo = SqlAuditRepository(store)
     audit = ChainedAudit(repo, b"k" * 32)
     fill(audit, 5)
     assert not ChainedAudit(repo, b"x" * 32).verify().ok
-    repo._rows.pop(2)  # the event with seq 3
+    with store.writing() as connection:
+        connection.exec_driver_sql("DELETE FROM audit_events WHERE seq = 3")
     check = audit.verify()
     assert not check.ok and check.broken_at == 4 and "sequence" in (check.reason or "")
 
 
 def test_an_event_recomputed_without_the_key_does_not_verify() -> None:
-    repo = MemoryAuditRepository()
-    audit = ChainedAudit(repo, b"k" * 32)
+    store = Store.open(":memory:")
+    audit = ChainedAudit(SqlAuditRepository(store), b"k" * 32)
     fill(audit, 3)
-    forged = repo._rows[1]._replace(subject="mallory")
-    repo.overwrite(2, forged)
+    with store.writing() as connection:  # the row rewritten, its hash left as it was
+        connection.exec_driver_sql("UPDATE audit_events SET subject = 'mallory' WHERE seq = 2")
     assert audit.verify().broken_at == 2
 
 
@@ -140,9 +142,9 @@ def _event(i: int) -> AuditEvent:
     return AuditEvent(f"r{i}", "bob", "p", "o", "0" * 64, "allow", "success", None, 0.0, 0.1)
 
 
-class CountingRepository(MemoryAuditRepository):
+class CountingRepository(SqlAuditRepository):
     def __init__(self, fail: bool = False) -> None:
-        super().__init__()
+        super().__init__(Store.open(":memory:"))
         self.batches: list[int] = []
         self.fail = fail
 

@@ -12,9 +12,10 @@ import pytest
 from plugyard.errors import CallError
 from plugyard.execution.executor import CallRequest, Executor, Limits
 from plugyard.execution.result import Result
-from plugyard.governance.policy.base import Decision, Subject
+from plugyard.governance.policy.base import Decision
 from plugyard.manifest.model import Operation
 from plugyard.runtimes.base import CallContext, Outcome, Progress
+from plugyard.types import Caller
 
 from .conftest import FunctionRuntime, Table, descriptor
 
@@ -227,8 +228,8 @@ def test_the_policy_is_asked_and_deny_stops_the_call(
     asked: list[tuple[str | None, str, str]] = []
 
     class Deny:
-        def decide(self, subject: Subject, plugin_id: str, operation: str, params: Any) -> Decision:
-            asked.append((subject.id, plugin_id, operation))
+        def decide(self, subject: Caller, plugin_id: str, operation: str, params: Any) -> Decision:
+            asked.append((subject.subject, plugin_id, operation))
             return Decision("deny", "not for you", "v1")
 
     table.add(descriptor("math", ADD))

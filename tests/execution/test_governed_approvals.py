@@ -12,9 +12,9 @@ import pytest
 from plugyard.errors import GovernanceError
 from plugyard.governance.approvals import RECEIPT_PREFIX, ApprovalDesk, receipt_hash
 from plugyard.governance.digest import request_digest
-from plugyard.governance.policy.base import Subject
 from plugyard.manifest.model import Operation
 from plugyard.store.store import Store
+from plugyard.types import Caller
 
 from .conftest import FunctionRuntime, Table, descriptor
 from .governed import Governed, governed
@@ -64,7 +64,7 @@ def gov(table: Table, runtime: FunctionRuntime, sent: Sent) -> Governed:
 
 def approve(gov: Governed, action_id: str, who: str = "alice", yes: bool = True) -> Any:
     return gov.governance.approvals.decide(
-        action_id, Subject(who), yes, may_approve=gov.book.may_approve
+        action_id, Caller(who), yes, may_approve=gov.book.may_approve
     )
 
 

@@ -17,8 +17,8 @@ from plugyard.errors import PlugyardError
 from plugyard.execution.backend import BackendSpec
 from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.result import Result
-from plugyard.governance.policy.base import Subject
 from plugyard.runtimes.base import CallContext
+from plugyard.types import Caller
 from plugyard.yard import Settings, Yard
 
 PLUGINS = Path(__file__).parent / "ray_plugins"
@@ -118,7 +118,7 @@ def test_one_approval_receipt_redeemed_by_several_ray_tasks_runs_once(
 
     asked = asyncio.run(yard.executor.call(request()))
     assert asked.status == "pending_approval" and not effects.exists()
-    yard.admin.decide(asked.data["action_id"], Subject("alice", ("admin",)), True)
+    yard.admin.decide(asked.data["action_id"], Caller("alice", ("admin",)), True)
 
     async def redeem() -> list[Result]:
         receipt = asked.data["receipt"]

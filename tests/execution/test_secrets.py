@@ -18,7 +18,7 @@ from plugyard.governance.core import Governance
 from plugyard.governance.secrets.vault import SecretVault
 from plugyard.manifest.model import OpAuth, Operation, SecretRequirement
 from plugyard.runtimes.base import Answer, CallContext, ErrorInfo, Outcome, Target
-from plugyard.store.secrets import MemorySecretRepository
+from plugyard.store.secrets import SqlSecretRepository
 from plugyard.store.store import Store
 
 from .conftest import Table, descriptor
@@ -88,20 +88,18 @@ def test_user_secrets_fall_back_to_the_system_one() -> None:
 
 
 def test_a_row_moved_to_another_owner_fails_to_decrypt() -> None:
-    v = vault()
+    store = Store.open(":memory:")
+    v = SecretVault(SqlSecretRepository(store), b"k" * 32)
     v.set("token", "bob-value", scope="user", owner="bob")
-    rows = v.repository.raw()  # type: ignore[attr-defined]
-    row = rows.pop(("user", "bob", "token"))
-    from dataclasses import replace
-
-    rows[("user", "mallory", "token")] = replace(row, owner="mallory")
+    with store.writing() as connection:
+        connection.exec_driver_sql("UPDATE secrets SET owner = 'mallory' WHERE owner = 'bob'")
     with pytest.raises(GovernanceError) as caught:
         v.resolve("token", "mallory")
     assert caught.value.code == "secrets_key_error"
 
 
 def test_another_master_key_cannot_read_the_secrets() -> None:
-    repo = MemorySecretRepository()
+    repo = SqlSecretRepository(Store.open(":memory:"))
     SecretVault(repo, b"a" * 32).set("token", "value-123")
     with pytest.raises(GovernanceError) as caught:
         SecretVault(repo, b"b" * 32).resolve("token", None)

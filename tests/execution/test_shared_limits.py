@@ -10,12 +10,12 @@ import pytest
 from plugyard.execution.host import CapabilityError
 from plugyard.governance.core import Governance
 from plugyard.governance.host.shared_limits import SharedRateLimit
-from plugyard.store.rate_buckets import MemoryRateBuckets
+from plugyard.store.rate_buckets import SqlRateBuckets
 from plugyard.store.store import Store
 
 
 def test_two_replicas_share_one_bucket() -> None:
-    buckets = MemoryRateBuckets(clock=lambda: 100.0)
+    buckets = SqlRateBuckets(Store.open(":memory:"), clock=lambda: 100.0)
     one, two = (SharedRateLimit(buckets, "p", capacity=3, per_second=0) for _ in range(2))
     admitted = [limit.try_acquire() for limit in (one, two, one, two, one)]
     assert admitted == [True, True, True, False, False]

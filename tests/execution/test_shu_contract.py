@@ -18,7 +18,7 @@ from plugyard.governance.admin import context_for
 from plugyard.governance.identities.loopback import LoopbackTokenServer
 from plugyard.governance.identities.oauth2 import OAuth2Provider
 from plugyard.governance.identities.op_auth import connect
-from plugyard.governance.policy.base import Subject
+from plugyard.types import Caller
 from plugyard.yard import Settings, Yard
 
 PLUGINS = Path(__file__).resolve().parents[1] / "shu_plugins"
@@ -160,7 +160,7 @@ def test_actions_from_list_actions_are_listed_and_performed(yard: Yard) -> None:
     admin = yard.admin
     listed = {
         a["name"]: a
-        for a in admin.list_actions(Subject("bob", ("clerk",)))
+        for a in admin.list_actions(Caller("bob", ("clerk",)))
         if a["plugin_id"] == "mail_actions"
     }
     assert set(listed) == {"mark_read", "send_reply"}
@@ -189,7 +189,7 @@ def test_an_action_needing_approval_waits_and_is_audited_with_its_approver(yard:
     )
     assert pending["status"] == "pending_approval"
     assert pending["preview"]["params"] == args
-    admin.decide(pending["action_id"], Subject("alice", ("boss",)), approve=True)
+    admin.decide(pending["action_id"], Caller("alice", ("boss",)), approve=True)
     done = asyncio.run(
         admin.perform_action(
             "mail_actions",

@@ -13,7 +13,7 @@ from plugyard.discovery.embedders import HashingEmbedder
 from plugyard.kb.extraction import TextExtractor
 from plugyard.kb.ocr import ScriptedOcrEngine, TesseractEngine
 from plugyard.kb.service import KnowledgeBase
-from plugyard.store.kb import MemoryKbRepository, SqlKbRepository
+from plugyard.store.kb import SqlKbRepository
 from plugyard.store.store import Store
 from store.conftest import backend_url
 
@@ -25,12 +25,10 @@ def knowledge(repository: object, ocr: object | None = None) -> KnowledgeBase:
     return KnowledgeBase(repository, lambda: EMBEDDER, TextExtractor(engine))  # type: ignore[arg-type]
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite in memory", "sqlite", "postgresql"])
 def kb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[KnowledgeBase]:
-    if request.param == "memory":
-        yield knowledge(MemoryKbRepository())
-        return
-    for url in backend_url(request, request.param, tmp_path):
+    memory = request.param == "sqlite in memory"
+    for url in [":memory:"] if memory else backend_url(request, request.param, tmp_path):
         store = Store.open(url)
         try:
             yield knowledge(SqlKbRepository(store))

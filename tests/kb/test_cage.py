@@ -19,7 +19,8 @@ from plugyard.kb.cancel import Cancel
 from plugyard.kb.errors import KnowledgeError
 from plugyard.kb.ocr import TesseractEngine
 from plugyard.kb.service import KnowledgeBase
-from plugyard.store.kb import MemoryKbRepository
+from plugyard.store.kb import SqlKbRepository
+from plugyard.store.store import Store
 
 from .conftest import EMBEDDER
 from .documents import docx_bytes, page_pdf, page_tree_pdf, pgm, png_header, raw_docx, text_pdf
@@ -111,7 +112,7 @@ def test_the_wall_deadline_kills_the_worker_and_its_ocr(tmp_path: Path) -> None:
 def test_a_cancelled_ingestion_kills_its_worker_and_stores_nothing(tmp_path: Path) -> None:
     ocr = HangingOcr(tmp_path)
     extractor = CagedExtractor(Cage(CageLimits(workers=1), ocr=ocr.spec))
-    kb = KnowledgeBase(MemoryKbRepository(), lambda: EMBEDDER, extractor)
+    kb = KnowledgeBase(SqlKbRepository(Store.open(":memory:")), lambda: EMBEDDER, extractor)
     cancel = Cancel()
     outcome: list[Any] = []
 

@@ -13,7 +13,8 @@ import sys
 from typing import Any
 
 from plugyard.manifest.exporters.functions import llm_parameters
-from plugyard.mcp_server import Caller, McpFront, serve_stdio
+from plugyard.mcp_server import McpFront, serve_stdio
+from plugyard.types import Caller
 from plugyard.yard import Settings, Yard
 
 

@@ -14,8 +14,9 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from plugyard.llm.testing import Reply, ScriptedModel
-from plugyard.mcp_server import Caller, McpFront
+from plugyard.mcp_server import McpFront
 from plugyard.mcp_server.ask import ASK_TOOL
+from plugyard.types import Caller
 from plugyard.yard import Yard
 
 from .conftest import calls_audited, error_code

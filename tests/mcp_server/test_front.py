@@ -7,9 +7,9 @@ from typing import Any
 
 import jsonschema_rs
 
-from plugyard.governance.policy.base import Subject
-from plugyard.mcp_server import Caller, McpFront
+from plugyard.mcp_server import McpFront
 from plugyard.mcp_server.front import RECEIPT_META
+from plugyard.types import Caller
 from plugyard.yard import Yard
 
 from .conftest import calls_audited, error_code
@@ -76,7 +76,7 @@ def test_approval_round_trip_through_the_receipt_in_meta(yard: Yard) -> None:
     assert jsonschema_rs.is_valid(schema, data)
     assert data["action_id"] in pending["content"][0]["text"]
     assert data["receipt"] in pending["content"][0]["text"]
-    yard.admin.decide(data["action_id"], Subject("alice", ("boss",)), True)
+    yard.admin.decide(data["action_id"], Caller("alice", ("boss",)), True)
     done = call(front, BOB, "calculator", {"expression": "6*7"}, **{RECEIPT_META: data["receipt"]})
     assert done["isError"] is False and done["structuredContent"]["result"] == 42
     assert jsonschema_rs.is_valid(schema, done["structuredContent"])
@@ -114,7 +114,7 @@ def test_discovery_call_carries_the_receipt_and_idempotency_key(yard: Yard) -> N
     front = McpFront(yard, "discovery")
     args = {"plugin": "calculator", "parameters": {"expression": "1+2"}}
     pending = call(front, BOB, "call", args)["structuredContent"]
-    yard.admin.decide(pending["action_id"], Subject("alice", ("boss",)), True)
+    yard.admin.decide(pending["action_id"], Caller("alice", ("boss",)), True)
     done = call(front, BOB, "call", {**args, "approval_receipt": pending["receipt"]})
     assert done["structuredContent"]["result"] == 3
     first = call(front, ALICE, "call", {**args, "idempotency_key": "k-1"})

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from plugyard.governance.policy.base import Subject
-from plugyard.mcp_server import Caller, McpFront
+from plugyard.mcp_server import McpFront
 from plugyard.mcp_server.front import RECEIPT_META
 from plugyard.mcp_server.results import ERROR_META
 from plugyard.server import ServerSettings, create_app
+from plugyard.types import Caller
 from plugyard.yard import Yard
 
 from .official import inspector, plugyard_mcp, require_node_clients, sdk_session, server_env
@@ -69,7 +69,7 @@ def pending_receipt(yard: Yard, subject: str) -> str:
     caller = Caller(subject)
     answer = asyncio.run(McpFront(yard).call_tool(caller, "calculator", {"expression": "6*7"}))
     pending = answer["structuredContent"]
-    yard.admin.decide(pending["action_id"], Subject("alice", ("boss",)), True)
+    yard.admin.decide(pending["action_id"], Caller("alice", ("boss",)), True)
     return str(pending["receipt"])
 
 

@@ -16,8 +16,9 @@ from plugyard.execution.result import Result, failure
 from plugyard.manifest.exporters.dialect import to_dialect
 from plugyard.manifest.exporters.mcp_schema import output_schema
 from plugyard.manifest.model import Operation, PluginDescriptor, PythonRuntime
-from plugyard.mcp_server import Caller, McpFront
+from plugyard.mcp_server import McpFront
 from plugyard.mcp_server.results import result_to_mcp
+from plugyard.types import Caller
 from plugyard.yard import Settings, Yard
 
 from .conftest import error_code

@@ -12,8 +12,8 @@ from typing import Any
 import mcp.types as mt
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from plugyard.governance.policy.base import Subject
 from plugyard.mcp_server.front import RECEIPT_META
+from plugyard.types import Caller
 from plugyard.yard import Settings, Yard
 
 from .conftest import calls_audited, error_code
@@ -35,7 +35,7 @@ def test_the_sdk_client_lists_calls_and_completes_an_approval(env: dict[str, str
             pending = await session.call_tool("calculator", {"expression": "6*7"})
             data = pending.structured_content or {}
             with Yard.from_settings(Settings.from_env()) as yard:
-                yard.admin.decide(data["action_id"], Subject("alice", ("boss",)), True)
+                yard.admin.decide(data["action_id"], Caller("alice", ("boss",)), True)
             done = await session.call_tool(
                 "calculator", {"expression": "6*7"}, meta={RECEIPT_META: data["receipt"]}
             )

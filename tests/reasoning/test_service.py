@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from plugyard.errors import ReasoningError
-from plugyard.reasoning.context import Caller
+from plugyard.types import Caller
 
 from .lab import Lab, basic
 

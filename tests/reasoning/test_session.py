@@ -7,7 +7,6 @@ import asyncio
 import pytest
 
 from plugyard.errors import ReasoningError
-from plugyard.reasoning.context import Caller
 from plugyard.reasoning.session import (
     MAX_TURNS,
     MemorySessionStore,
@@ -17,6 +16,7 @@ from plugyard.reasoning.session import (
     staged,
 )
 from plugyard.reasoning.units import Unit
+from plugyard.types import Caller
 
 from .lab import Lab, basic, retrieved, seeds, verdict
 

@@ -10,7 +10,8 @@ from plugyard.registry.model import RegistryEvent
 from plugyard.registry.registry import Registry
 from plugyard.registry.rows import to_row
 from plugyard.store.plugins import Check, PluginRow, RemoveCheck, Written
-from plugyard.store.plugins_memory import MemoryPluginRepository
+from plugyard.store.plugins_sql import SqlPluginRepository
+from plugyard.store.store import Store
 
 
 def assert_in_step(registry: Registry) -> None:
@@ -33,11 +34,12 @@ class Recorder:
         return [(e.kind, e.plugin_id) for e in self.events]
 
 
-class FlakyRepository(MemoryPluginRepository):
-    """A memory repository whose writes fail while ``broken`` is set, like a lost database."""
+class FlakyRepository(SqlPluginRepository):
+    """An in-memory repository whose writes fail while ``broken`` is set, like a lost
+    database."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(Store.open(":memory:"))
         self.broken = False
 
     def _fail(self) -> None:

@@ -14,7 +14,6 @@ from plugyard.manifest.model import PluginDescriptor
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
 from plugyard.registry.rows import to_row
-from plugyard.store.plugins_memory import MemoryPluginRepository
 from plugyard.store.store import Store
 
 from .conftest import descriptor, plugin
@@ -369,7 +368,7 @@ def test_a_failing_store_leaves_the_registry_as_it_was() -> None:
 
 
 def test_loading_reads_the_store_and_reports_rows_it_cannot_read() -> None:
-    repo = MemoryPluginRepository()
+    repo = Store.open(":memory:").plugins
     good = plugin("good")
     repo.upsert(to_row(good))
     repo.upsert(replace(to_row(plugin("odd")), family="widget",

@@ -23,7 +23,6 @@ from plugyard.registry.registry import Registry
 from plugyard.registry.rows import from_row, to_row
 from plugyard.registry.sync import sync_on_start
 from plugyard.store.plugins import PluginRow
-from plugyard.store.plugins_memory import MemoryPluginRepository
 from plugyard.store.store import Store
 
 from .conftest import plugin
@@ -75,7 +74,7 @@ def test_a_row_of_another_model_is_validated_as_it_is_read() -> None:
 
 
 def test_load_rejects_an_old_invalid_row_with_its_code_and_restamps_the_valid_ones() -> None:
-    repo = MemoryPluginRepository()
+    repo = Store.open(":memory:").plugins
     repo.upsert_many([
         _old_row(plugin("old-good")),
         _old_row(plugin("old-bad"), timeout_ms=-5),
@@ -96,7 +95,7 @@ def test_load_rejects_an_old_invalid_row_with_its_code_and_restamps_the_valid_on
 
 
 def test_sync_restamps_the_rows_it_validated() -> None:
-    repo = MemoryPluginRepository()
+    repo = Store.open(":memory:").plugins
     repo.upsert(_old_row(plugin("old-good", source="external")))  # kept: no source re-reads it
     registry = Registry(repo)
     sync_on_start(registry, [])

@@ -15,10 +15,10 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_server.serving import on_loopback
-from plugyard.governance.policy.base import Subject
 from plugyard.mcp_server.front import RECEIPT_META
 from plugyard.mcp_server.results import ERROR_META
 from plugyard.server import ServerSettings, create_app
+from plugyard.types import Caller
 from plugyard.yard import Settings, Yard
 
 POLICY = """
@@ -89,7 +89,7 @@ def test_tools_follow_the_keys_subject_and_an_approval_completes(
     async def as_bob(session: ClientSession) -> Any:
         names = [t.name for t in (await session.list_tools()).tools]
         pending = (await session.call_tool("calculator", {"expression": "6*7"})).structured_content
-        yard.admin.decide(pending["action_id"], Subject("alice", ("boss",)), True)
+        yard.admin.decide(pending["action_id"], Caller("alice", ("boss",)), True)
         done = await session.call_tool("calculator", {"expression": "6*7"},
                                        meta={RECEIPT_META: pending["receipt"]})  # fmt: skip
         return names, pending, done

@@ -8,7 +8,7 @@ import time
 import pytest
 from sqlalchemy import delete, insert, update
 
-from plugyard.store.changes import MemoryChangeLog, Retention, SqlChangeLog, prune_in_fleet
+from plugyard.store.changes import Retention, SqlChangeLog, prune_in_fleet
 from plugyard.store.keys import SqlKeyRepository
 from plugyard.store.leases import SqlLeases
 from plugyard.store.plugins import PluginRow
@@ -74,14 +74,6 @@ def test_remembered_requests_log_their_tool_when_added_or_deleted(store: Store) 
         ("remembered_requests", "p"),
         ("remembered_requests", "p"),
     ]
-
-
-def test_memory_change_log() -> None:
-    changes = MemoryChangeLog()
-    first = changes.append("plugins", "a")
-    changes.append("api_keys", "k")
-    assert changes.latest() == 2
-    assert [c.subject for c in changes.after(first.seq)] == ["k"]
 
 
 def test_pruning_keeps_the_recent_rows_and_the_last_ones(store: Store) -> None:
@@ -161,12 +153,3 @@ def test_a_listener_ahead_of_the_pruning_just_catches_up(store: Store) -> None:
     assert changes.prune(Retention(keep_s=0, keep_last=2), time.time() + 1) == 1  # alpha
     watcher.catch_up()
     assert applied == ["gamma"] and watcher.resyncs == 0
-
-
-def test_memory_change_log_pruning() -> None:
-    changes = MemoryChangeLog()
-    for name in "abc":
-        changes.append("plugins", name)
-    assert changes.prune_through(3) == 2  # the newest stays
-    assert changes.oldest() == 3 and changes.latest() == 3
-    assert changes.append("plugins", "d").seq == 4

@@ -16,20 +16,11 @@ from plugyard.store.store import Store
 from .conftest import backend_url
 
 
-@pytest.fixture(params=["sqlite", "postgresql", "memory"])
+@pytest.fixture(params=["sqlite", "postgresql", "sqlite in memory"])
 def repos(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
-    if request.param == "memory":
-        yield {
-            "idem": idempotency.MemoryIdempotencyRepository(),
-            "approvals": approvals.MemoryApprovalRepository(),
-            "audit": audit.MemoryAuditRepository(),
-            "secrets": secrets.MemorySecretRepository(),
-            "feeds": feeds.MemoryFeedRepository(),
-            "kv": kv.MemoryKeyValueRepository(),
-            "policies": policies.MemoryPolicyRepository(),
-        }
-        return
-    urls = backend_url(request, request.param, tmp_path)
+    # In memory is how a yard or a governance without a database keeps its rows.
+    memory = request.param == "sqlite in memory"
+    urls = iter([":memory:"]) if memory else backend_url(request, request.param, tmp_path)
     store = Store.open(next(urls))
     yield {
         "idem": idempotency.SqlIdempotencyRepository(store),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from plugyard.store.leases import MemoryLeases, SqlLeases, once_per_fleet
-from plugyard.store.rate_buckets import MemoryRateBuckets, SqlRateBuckets
+from plugyard.store.leases import SqlLeases, once_per_fleet
+from plugyard.store.rate_buckets import SqlRateBuckets
 from plugyard.store.store import Store
 
 
@@ -19,15 +19,15 @@ class Clock:
 
 def test_a_lease_has_one_holder_until_it_lapses(store: Store) -> None:
     clock = Clock()
-    for leases in (SqlLeases(store, clock), MemoryLeases(clock)):
-        clock.now = 1000.0
-        assert leases.try_hold("feeds", "a", 30)
-        assert not leases.try_hold("feeds", "b", 30)
-        assert leases.try_hold("feeds", "a", 30)  # the holder renews
-        clock.now += 31
-        assert leases.try_hold("feeds", "b", 30)  # a died: its lease lapsed
-        leases.release("feeds", "b")
-        assert leases.try_hold("feeds", "a", 30)
+    leases = SqlLeases(store, clock)
+    clock.now = 1000.0
+    assert leases.try_hold("feeds", "a", 30)
+    assert not leases.try_hold("feeds", "b", 30)
+    assert leases.try_hold("feeds", "a", 30)  # the holder renews
+    clock.now += 31
+    assert leases.try_hold("feeds", "b", 30)  # a died: its lease lapsed
+    leases.release("feeds", "b")
+    assert leases.try_hold("feeds", "a", 30)
 
 
 def test_concurrent_takers_get_one_lease(database_url: str) -> None:
@@ -58,12 +58,12 @@ def test_a_shared_bucket_admits_its_capacity_across_replicas(database_url: str) 
 
 def test_buckets_refill_with_time(store: Store) -> None:
     clock = Clock()
-    for buckets in (SqlRateBuckets(store, clock), MemoryRateBuckets(clock)):
-        clock.now = 1000.0
-        assert buckets.take("p", "b", 2, 2, 1.0)
-        assert not buckets.take("p", "b", 1, 2, 1.0)
-        clock.now += 1.0
-        assert buckets.take("p", "b", 1, 2, 1.0)
+    buckets = SqlRateBuckets(store, clock)
+    clock.now = 1000.0
+    assert buckets.take("p", "b", 2, 2, 1.0)
+    assert not buckets.take("p", "b", 1, 2, 1.0)
+    clock.now += 1.0
+    assert buckets.take("p", "b", 1, 2, 1.0)
 
 
 def test_a_job_runs_once_per_fleet(store: Store) -> None:

@@ -10,9 +10,11 @@ import pytest
 from plugyard.manifest.model import Operation, PluginDescriptor
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
-from plugyard.store.changes import Change, MemoryChangeLog, SqlChangeLog
+from plugyard.store.changes import SqlChangeLog
 from plugyard.store.store import Store
 from plugyard.store.watch import ChangeWatcher, Polling
+
+from .rows import row
 
 DEADLINE_S = 10.0
 STORM = 10_000
@@ -96,7 +98,8 @@ class _Flaky:
 
 
 def test_the_watcher_catches_up_after_losing_its_connection() -> None:
-    changes = MemoryChangeLog()
+    store = Store.open(":memory:")
+    changes = SqlChangeLog(store)
     applied: list[str] = []
     stop = threading.Event()
     wakeups = _Flaky(stop, failures=2)
@@ -108,12 +111,12 @@ def test_the_watcher_catches_up_after_losing_its_connection() -> None:
         stop=stop,
     )
     for name in ("a", "b", "a"):
-        changes.append("plugins", name)
+        store.plugins.upsert(row(name))
     watcher.start()
     try:
-        assert watcher.wait_for(3, DEADLINE_S)
-        last: Change = changes.append("plugins", "c")
-        assert watcher.wait_for(last.seq, DEADLINE_S)
+        assert watcher.wait_for(changes.latest(), DEADLINE_S)
+        store.plugins.upsert(row("c"))
+        assert watcher.wait_for(changes.latest(), DEADLINE_S)
     finally:
         watcher.stop()
     assert wakeups.made == 3

@@ -17,7 +17,7 @@ from plugyard.cli.output import emit, fail, input_option, json_option, read_inpu
 from plugyard.cli.plugins import open_yard
 from plugyard.errors import PlugyardError
 from plugyard.governance.admin import context_for
-from plugyard.governance.policy.base import Subject
+from plugyard.types import Caller
 
 _AS = click.option(
     "--as",
@@ -101,7 +101,7 @@ def policy_check(
 ) -> None:
     """What the policy decides for SUBJECT calling PLUGIN_ID OPERATION, and why."""
     with open_yard(ctx) as yard:
-        _out(yard.admin.check(Subject(subject, roles), plugin_id, operation, verb))
+        _out(yard.admin.check(Caller(subject, roles), plugin_id, operation, verb))
 
 
 # ------------------------------------------------------------------------- approvals
@@ -135,7 +135,7 @@ def _decide(
 ) -> None:
     with open_yard(ctx) as yard:
         try:
-            _out(yard.admin.decide(action_id, Subject(who, roles), approve, note))
+            _out(yard.admin.decide(action_id, Caller(who, roles), approve, note))
         except PlugyardError as exc:
             _fail(exc)
 
@@ -195,7 +195,7 @@ def actions_list(
 ) -> None:
     """The actions the subject may perform (and which need approval)."""
     with open_yard(ctx) as yard:
-        _out(yard.admin.list_actions(Subject(who, roles)))
+        _out(yard.admin.list_actions(Caller(who, roles)))
 
 
 @actions_group.command("perform")

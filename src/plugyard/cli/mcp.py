@@ -13,8 +13,8 @@ import sys
 import click
 
 from plugyard.cli.output import emit, json_option
-from plugyard.mcp_server import Caller, McpFront, serve_stdio
-from plugyard.store.keys import ADMIN_ROLE
+from plugyard.mcp_server import McpFront, serve_stdio
+from plugyard.types import Caller
 from plugyard.yard import Settings, Yard
 
 
@@ -52,7 +52,7 @@ def mcp_group(
     with _yard(ctx, db) as yard:
         # Nobody named: the operator who started it, as the application itself (the
         # same as ``plugyard call``); name a subject or a key to serve with less.
-        caller = Caller(subject, roles or ((ADMIN_ROLE,) if subject is None else ()))
+        caller = Caller.of(subject, roles or None)
         if api_key is not None:
             principal = yard.keys.verify(api_key)
             if principal is None:

@@ -19,9 +19,9 @@ from plugyard.cli.output import emit, fail, json_option
 from plugyard.cli.plugins import open_yard
 from plugyard.errors import PlugyardError
 from plugyard.reasoning import Reasoned
-from plugyard.reasoning.context import Caller
 from plugyard.reasoning.record import OutcomeRecord
 from plugyard.reasoning.trace import TraceEvent
+from plugyard.types import Caller
 
 
 def print_event(event: TraceEvent) -> None:
@@ -114,7 +114,7 @@ def reason_command(
     pinned = dict(_pin(p) for p in pins)
     staged = {path.name: _read(path) for path in sources}
     with open_yard(ctx) as yard:
-        caller = Caller(subject, roles if subject else ("admin",))
+        caller = Caller.of(subject or None, roles if subject else None)
 
         async def run() -> Reasoned:
             chosen = session_id

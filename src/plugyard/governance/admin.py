@@ -17,13 +17,13 @@ from plugyard.errors import GovernanceError
 from plugyard.execution.executor import CallRequest, Executor, new_request_id
 from plugyard.governance.audit.chain import Verification
 from plugyard.governance.core import Governance
-from plugyard.governance.policy.base import Subject
 from plugyard.governance.policy.book import PolicyBook
 from plugyard.governance.secrets.vault import Scope, SecretInfo
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext
 from plugyard.store.approvals import ApprovalRow
 from plugyard.store.audit import AuditRecord
+from plugyard.types import Caller
 
 
 def approval_dict(row: ApprovalRow) -> dict[str, Any]:
@@ -64,7 +64,7 @@ class Administration:
         return version
 
     def check(
-        self, subject: Subject, plugin_id: str, operation: str, verb: str = "call"
+        self, subject: Caller, plugin_id: str, operation: str, verb: str = "call"
     ) -> dict[str, Any]:
         decision = self.book.ask(subject, plugin_id, operation, verb)
         return {
@@ -79,7 +79,7 @@ class Administration:
         return [approval_dict(r) for r in self.governance.approvals.list(state, limit)]
 
     def decide(
-        self, approval_id: str, approver: Subject, approve: bool, note: str | None = None
+        self, approval_id: str, approver: Caller, approve: bool, note: str | None = None
     ) -> dict[str, Any]:
         settings = self.book.approval_settings()
         try:
@@ -95,7 +95,7 @@ class Administration:
             self._audit(
                 "approval",
                 "refused",
-                approver.id,
+                approver.subject,
                 error_code=exc.code,
                 detail={"action_id": approval_id},
             )
@@ -103,17 +103,17 @@ class Administration:
         self._audit(
             "approval",
             row.state,
-            approver.id,
+            approver.subject,
             plugin_id=row.plugin_id,
             operation=row.operation,
-            approver=approver.id,
+            approver=approver.subject,
             detail={"action_id": row.id, "requested_by": row.subject},
         )
         return approval_dict(row)
 
     # ------------------------------------------------------------------ actions
 
-    def list_actions(self, subject: Subject) -> list[dict[str, Any]]:
+    def list_actions(self, subject: Caller) -> list[dict[str, Any]]:
         """Operations of kind ``action`` the subject may call, with what the policy
         says about approval for this subject."""
         out: list[dict[str, Any]] = []

@@ -20,14 +20,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from plugyard.errors import GovernanceError
-from plugyard.governance.policy.base import Decision, Subject
+from plugyard.governance.policy.base import Decision
 from plugyard.store.approvals import ApprovalRepository, ApprovalRow, ApprovalState
+from plugyard.types import Caller
 
 RECEIPT_PREFIX = "pyr_"
 RECEIPT_BYTES = 32  # 256 bits; the issue asks for at least 128
 _RECEIPT_LENGTH = len(RECEIPT_PREFIX) + len(secrets.token_urlsafe(RECEIPT_BYTES))
 
-MayApprove = Callable[[Subject, str, str], Decision]
+MayApprove = Callable[[Caller, str, str], Decision]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,7 @@ class ApprovalDesk:
     def decide(
         self,
         approval_id: str,
-        approver: Subject,
+        approver: Caller,
         approve: bool,
         *,
         may_approve: MayApprove,
@@ -102,21 +103,21 @@ class ApprovalDesk:
         row = self.repository.get(approval_id)
         if row is None:
             raise GovernanceError(f"no approval {approval_id!r}", code="approval_not_found")
-        if approver.id is None:
+        if approver.subject is None:
             raise GovernanceError("an anonymous subject cannot approve", code="permission_denied")
-        if approver.id == row.subject and not self_approval:
+        if approver.subject == row.subject and not self_approval:
             raise GovernanceError(
                 "a subject cannot approve its own request", code="permission_denied"
             )
         decision = may_approve(approver, row.plugin_id, row.operation)
         if decision.outcome != "allow":
             raise GovernanceError(
-                f"{approver.id!r} may not approve {row.plugin_id}/{row.operation}: "
+                f"{approver.subject!r} may not approve {row.plugin_id}/{row.operation}: "
                 f"{decision.reason}",
                 code="permission_denied",
             )
         state: ApprovalState = "approved" if approve else "rejected"
-        if not self.repository.decide(approval_id, state, approver.id, self._clock(), note):
+        if not self.repository.decide(approval_id, state, approver.subject, self._clock(), note):
             self._refuse_decided(self.repository.get(approval_id))
         found = self.repository.get(approval_id)
         assert found is not None

@@ -72,15 +72,15 @@ from plugyard.governance.secrets.vault import SecretVault
 from plugyard.manifest.model import OpAuth, Operation, PluginDescriptor
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext, ErrorInfo, Outcome
-from plugyard.store.accounts import MemoryAccountRepository, SqlAccountRepository
-from plugyard.store.approvals import MemoryApprovalRepository, SqlApprovalRepository
-from plugyard.store.audit import MemoryAuditRepository, SqlAuditRepository
-from plugyard.store.feeds import FeedRepository, MemoryFeedRepository, SqlFeedRepository
+from plugyard.store.accounts import SqlAccountRepository
+from plugyard.store.approvals import SqlApprovalRepository
+from plugyard.store.audit import SqlAuditRepository
+from plugyard.store.feeds import FeedRepository, SqlFeedRepository
 from plugyard.store.home import data_home
-from plugyard.store.idempotency import MemoryIdempotencyRepository, SqlIdempotencyRepository
-from plugyard.store.kv import KeyValueRepository, MemoryKeyValueRepository, SqlKeyValueRepository
+from plugyard.store.idempotency import SqlIdempotencyRepository
+from plugyard.store.kv import KeyValueRepository, SqlKeyValueRepository
 from plugyard.store.rate_buckets import SqlRateBuckets
-from plugyard.store.secrets import MemorySecretRepository, SqlSecretRepository
+from plugyard.store.secrets import SqlSecretRepository
 from plugyard.store.store import Store
 
 _PER_CALL = frozenset({"secrets", "identity", "audit", "scheduler", "auth"})
@@ -143,7 +143,8 @@ class Governance:
         if self.redact_stderr and self.vault.redactor.on_arm is None:
             self.vault.redactor.on_arm = stderr_hook(self.vault.redactor)
         if self.identities is None:
-            accounts = AccountVault(MemoryAccountRepository(), _random_key(), self.vault.redactor)
+            repository = SqlAccountRepository(Store.open(":memory:"))
+            accounts = AccountVault(repository, _random_key(), self.vault.redactor)
             self.identities = Identities(accounts, ProviderRegistry(), self.vault.redactor)
 
     @classmethod
@@ -172,14 +173,15 @@ class Governance:
 
     @classmethod
     def in_memory(cls, **options: Any) -> Governance:
-        """The in-memory twin: same behaviour, nothing persisted, random keys."""
+        """Nothing persisted: the same SQL repositories on an in-memory store, random keys."""
+        store = Store.open(":memory:")
         return cls(
-            approvals=ApprovalDesk(MemoryApprovalRepository()),
-            idempotency=IdempotencyLedger(MemoryIdempotencyRepository()),
-            audit=ChainedAudit(MemoryAuditRepository(), load_key(AUDIT_KEY, None, {})),
-            vault=SecretVault(MemorySecretRepository(), load_key(SECRETS_KEY, None, {})),
-            kv=MemoryKeyValueRepository(),
-            feeds=MemoryFeedRepository(),
+            approvals=ApprovalDesk(SqlApprovalRepository(store)),
+            idempotency=IdempotencyLedger(SqlIdempotencyRepository(store)),
+            audit=ChainedAudit(SqlAuditRepository(store), load_key(AUDIT_KEY, None, {})),
+            vault=SecretVault(SqlSecretRepository(store), load_key(SECRETS_KEY, None, {})),
+            kv=SqlKeyValueRepository(store),
+            feeds=SqlFeedRepository(store),
             **options,
         )
 

@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from plugyard.discovery.query import Filters
 from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.result import Result
-from plugyard.governance.policy.base import Subject
 from plugyard.manifest.exporters.functions import full_id, mcp_tool, tool_names
 from plugyard.manifest.model import Operation, PluginDescriptor
 from plugyard.mcp_server.ask import ASK, ASK_TOOL, ask
@@ -32,6 +30,7 @@ from plugyard.mcp_server.results import (
 )
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext
+from plugyard.types import Caller
 from plugyard.yard import Yard
 
 Mode = Literal["tools", "discovery"]
@@ -78,14 +77,6 @@ CALL_TOOL: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Who calls through MCP: a subject and its roles."""
-
-    subject: str | None
-    roles: tuple[str, ...] = ()
-
-
 class McpFront:
     """The MCP view of one yard."""
 
@@ -130,7 +121,7 @@ class McpFront:
         policy = self.yard.policy
         if policy is None:
             return "allow"
-        subject = Subject(caller.subject, caller.roles)
+        subject = Caller(caller.subject, caller.roles)
         return policy.ask(subject, plugin_id, operation, "call").outcome
 
     # ------------------------------------------------------------------ calling

@@ -15,7 +15,8 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from plugyard import __version__
-from plugyard.mcp_server.front import Caller, McpFront
+from plugyard.mcp_server.front import McpFront
+from plugyard.types import Caller
 
 CallerOf = Callable[[Any], Caller]
 

@@ -17,8 +17,9 @@ from typing import Any, Protocol
 from plugyard.errors import PipelineError, PlugyardError
 from plugyard.execution.executor import new_request_id
 from plugyard.governance.policy import rights
-from plugyard.governance.policy.rights import Acting, Right
-from plugyard.pipelines.engine import Caller, Engine
+from plugyard.governance.policy.rights import Right
+from plugyard.pipelines.engine import Caller as Calls
+from plugyard.pipelines.engine import Engine
 from plugyard.pipelines.loading import Loaded, Mode, load
 from plugyard.pipelines.mermaid import mermaid
 from plugyard.pipelines.palette import palette_view
@@ -27,6 +28,7 @@ from plugyard.pipelines.store import MemoryPipelineStore, PipelineStore, StoredP
 from plugyard.pipelines.trace import PipelineRun
 from plugyard.pipelines.validate import Validation, validate
 from plugyard.runtimes.base import CallContext
+from plugyard.types import Caller
 
 LOG = logging.getLogger("plugyard.pipelines")
 Source = str | bytes | Mapping[str, Any]
@@ -44,10 +46,10 @@ class PipelineService:
     def __init__(
         self,
         catalog: Catalog,
-        caller: Caller,
+        caller: Calls,
         store: PipelineStore | None = None,
         *,
-        fanout: Caller | None = None,
+        fanout: Calls | None = None,
         audit: AuditLog | None = None,
     ) -> None:
         self.catalog = catalog
@@ -85,7 +87,7 @@ class PipelineService:
         """Validate and store a document under ``name`` (default: the one it gives), for
         a holder of ``pipeline.save`` (whoever runs it later runs this document with
         their own rights). Who saves is as for :meth:`run`; the save is audited."""
-        who = Acting.of(subject, roles)
+        who = Caller.of(subject, roles)
         rights.require(who, Right.PIPELINE_SAVE)
         loaded = load(source)
         validation = self.checked(loaded)
@@ -117,14 +119,14 @@ class PipelineService:
         self, name: str, *, subject: str | None = None, roles: Sequence[str] | None = None
     ) -> None:
         """Delete a stored pipeline, for a holder of ``pipeline.delete``; audited."""
-        who = Acting.of(subject, roles)
+        who = Caller.of(subject, roles)
         rights.require(who, Right.PIPELINE_DELETE)
         found = self.store.get(name)
         if found is None or not self.store.delete(name):
             raise PipelineError(f"no stored pipeline {name!r}", code="pipeline_not_found")
         self._audit("deleted", who, found)
 
-    def _audit(self, status: str, who: Acting, pipeline: StoredPipeline) -> None:
+    def _audit(self, status: str, who: Caller, pipeline: StoredPipeline) -> None:
         if self.audit is None:
             return
         detail = {"name": pipeline.name, "content_hash": pipeline.content_hash,
@@ -164,7 +166,7 @@ class PipelineService:
         context = CallContext(
             request_id=request_id or new_request_id(),
             subject=subject,
-            roles=Acting.of(subject, roles).roles,
+            roles=Caller.of(subject, roles).roles,
             budgets=dict(budgets or {}),
         )
         origin = None
@@ -189,7 +191,7 @@ class PipelineService:
         its subject's (and those who see every owner's records): anyone else's answers
         ``pipeline_run_not_found``, as an unknown id does."""
         found = self.store.get_run(run_id)
-        if found is None or not rights.may_see(Acting.of(subject, roles), found.subject):
+        if found is None or not rights.may_see(Caller.of(subject, roles), found.subject):
             raise PipelineError(f"no run {run_id!r}", code="pipeline_run_not_found")
         return found
 
@@ -202,7 +204,7 @@ class PipelineService:
         roles: Sequence[str] | None = None,
     ) -> tuple[PipelineRun, ...]:
         """The newest runs the caller may see (as :meth:`trace`)."""
-        owner = rights.owner_scope(Acting.of(subject, roles))
+        owner = rights.owner_scope(Caller.of(subject, roles))
         return self.store.runs(pipeline, limit, subject=owner)
 
     def _record(self, run: PipelineRun) -> None:

@@ -26,16 +26,6 @@ Embed = Callable[[Sequence[str]], Any]
 
 
 @dataclass(frozen=True, slots=True)
-class Caller:
-    """Who a request runs for: vouched for by the surface (the API key, or the embedding
-    application), never read from a body. Policy sees these roles on every family call,
-    hooks and ``recordOutcome`` included."""
-
-    subject: str | None = None
-    roles: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class RuntimeContext:
     """What one request lends its family calls."""
 

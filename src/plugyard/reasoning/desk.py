@@ -16,12 +16,12 @@ from plugyard.execution.executor import new_request_id
 from plugyard.reasoning import hooks, labels
 from plugyard.reasoning import session as changes
 from plugyard.reasoning.catalog import Catalog, by_stage, ordered
-from plugyard.reasoning.context import Caller
 from plugyard.reasoning.limits import Limits
 from plugyard.reasoning.session import Session, SessionStore, Source, new_session_id
 from plugyard.reasoning.stages import StageRunner
 from plugyard.reasoning.trace import Recorder
 from plugyard.reasoning.units import units_of
+from plugyard.types import Caller
 
 
 class SessionDesk:

@@ -20,7 +20,7 @@ from plugyard.reasoning import hooks, labels
 from plugyard.reasoning import session as changes
 from plugyard.reasoning.bridge import Budget, ModelSource
 from plugyard.reasoning.catalog import Catalog
-from plugyard.reasoning.context import Caller, Embed, RuntimeContext
+from plugyard.reasoning.context import Embed, RuntimeContext
 from plugyard.reasoning.desk import SessionDesk, preferences_of
 from plugyard.reasoning.helpers import HELPERS
 from plugyard.reasoning.limits import Limits
@@ -32,6 +32,7 @@ from plugyard.reasoning.stages import StageRunner
 from plugyard.reasoning.trace import OnEvent, Recorder
 from plugyard.runtimes.base import ErrorInfo
 from plugyard.telemetry import traced
+from plugyard.types import Caller
 
 #: ``{name: text}``, or ``(name, text)`` pairs, or texts (named ``source-1`` …).
 Sources = Mapping[str, str] | Sequence[tuple[str, str] | str]

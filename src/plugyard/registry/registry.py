@@ -34,7 +34,6 @@ from plugyard.registry.model import (
 from plugyard.registry.rows import from_row, to_row
 from plugyard.registry.rules import admit
 from plugyard.store.plugins import PluginRepository, PluginRow
-from plugyard.store.plugins_memory import MemoryPluginRepository
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -53,7 +52,11 @@ class Registry:
     """
 
     def __init__(self, repository: PluginRepository | None = None) -> None:
-        self._repo: PluginRepository = repository or MemoryPluginRepository()
+        if repository is None:  # the rows live in an in-memory store of this registry's own
+            from plugyard.store.store import Store
+
+            repository = Store.open(":memory:").plugins
+        self._repo: PluginRepository = repository
         self._entries: dict[str, RegisteredPlugin] = {}
         self._listeners: tuple[Listener, ...] = ()
         self._lock = threading.RLock()

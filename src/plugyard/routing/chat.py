@@ -42,8 +42,8 @@ from plugyard.routing.flow import DEFAULT_K, Rights
 from plugyard.routing.offer import TOOL_DATA_NOTE, Offer, refused_output, tool_output
 from plugyard.routing.retrieve import Search, retrieve
 from plugyard.runtimes.base import CallContext
-from plugyard.store.keys import ADMIN_ROLE
 from plugyard.telemetry import traced
+from plugyard.types import Caller
 
 DEFAULT_ROUNDS = 4
 MAX_ROUNDS = 8
@@ -173,8 +173,7 @@ class ChatFlow:
         """The conversation answered for ``subject`` (no subject: the embedding
         application, with the admin role, as ``yard.call``). A model that fails raises
         :class:`LlmError`; a tool that fails is data the model reads."""
-        if roles is None:
-            roles = (ADMIN_ROLE,) if subject is None else ()
+        roles = Caller.of(subject, roles).roles
         if not 1 <= max_rounds <= MAX_ROUNDS:
             raise ValueError(f"max_rounds must be 1-{MAX_ROUNDS}, not {max_rounds}")
         context = CallContext(request_id or new_request_id(), subject, tuple(roles))

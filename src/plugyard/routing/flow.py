@@ -60,8 +60,8 @@ from plugyard.routing.prompt import known_line, post_process_messages, routing_m
 from plugyard.routing.retrieve import Search, Teacher, retrieve
 from plugyard.routing.trace import Retrieved, Step
 from plugyard.runtimes.base import CallContext, ErrorInfo
-from plugyard.store.keys import ADMIN_ROLE
 from plugyard.telemetry import traced
+from plugyard.types import Caller
 
 Rights = Callable[[str | None, Sequence[str]], CanSee]
 OnStep = Callable[[Step], None]
@@ -176,8 +176,7 @@ class Router:
         the steps that ran instead of running them twice (governed yards). ``method``
         is how the model chooses (decide.py); ``dry_run`` ends ``planned`` with the
         first call chosen (``data``: its plugin, operation and arguments), not made."""
-        if roles is None:
-            roles = (ADMIN_ROLE,) if subject is None else ()
+        roles = Caller.of(subject, roles).roles
         context = CallContext(request_id or new_request_id(), subject, tuple(roles))
         problem = check_request(message, k, max_steps, method)
         if problem is not None:
@@ -377,8 +376,7 @@ class Router:
                       roles: Sequence[str] | None = None) -> Result:  # fmt: skip
         """Run the side effect a ``pending_confirmation`` answer held back, by its
         receipt, for the subject it was held for (act.confirm)."""
-        if roles is None:
-            roles = (ADMIN_ROLE,) if subject is None else ()
+        roles = Caller.of(subject, roles).roles
         context = CallContext(new_request_id(), subject, tuple(roles))
         if self._governance is None:
             error = ErrorInfo("invalid_receipt", "this yard keeps no approvals")

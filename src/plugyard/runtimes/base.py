@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from plugyard.manifest.model import Operation, PluginDescriptor
+from plugyard.types import Caller
 
 Trust = Literal["trusted", "untrusted"]
 #: The statuses of the Shu result envelope; DS027 family statuses come beside them.
@@ -39,8 +40,11 @@ class CallContext:
     ``subject``, ``roles``, ``permissions`` and ``identities`` are vouched for by the
     surface that built the context — from the authenticated API key, or by the
     application that embeds plugyard — and are what policy, bindings and
-    ``host.identity`` read. ``user_context`` is whatever the client sent: data for the
-    plugin, never a grant (a body saying ``permissions: [...]`` changes nothing).
+    ``host.identity`` read; :attr:`caller` is the first three as the one
+    :class:`~plugyard.types.Caller` (whose ``of`` says what a call with no subject may
+    do). They stay three fields: they are the plugin context's wire members.
+    ``user_context`` is whatever the client sent: data for the plugin, never a grant (a
+    body saying ``permissions: [...]`` changes nothing).
     """
 
     request_id: str
@@ -63,6 +67,11 @@ class CallContext:
     #: Callback surfaces for in-process code only (DS003's "explicit callback surfaces":
     #: a flow's model bridge, its logger); never sent to a wrapper.
     callbacks: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def caller(self) -> Caller:
+        """Who calls, as policy and rights ask it."""
+        return Caller(self.subject, self.roles, self.permissions)
 
     def as_plugin_context(self, *, wire: bool = False) -> PluginContext:
         """The mapping handed to plugin code as ``context``; ``wire`` leaves out the

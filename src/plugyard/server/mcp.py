@@ -21,10 +21,11 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from plugyard.errors import PlugyardError
-from plugyard.mcp_server import Caller, McpFront, build_server
+from plugyard.mcp_server import McpFront, build_server
 from plugyard.mcp_server.front import Mode
 from plugyard.server.auth import authenticate
 from plugyard.server.errors import error_response, refusal_response
+from plugyard.types import Caller
 from plugyard.yard import Yard
 
 PATHS: dict[str, Mode] = {"/mcp": "tools", "/mcp/discovery": "discovery"}

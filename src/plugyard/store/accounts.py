@@ -4,7 +4,6 @@ scopes and target (the account's address) in the clear for listings."""
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -35,39 +34,6 @@ class AccountRepository(Protocol):
     def list(self, owner: str | None = None) -> list[AccountRow]: ...
 
     def delete(self, owner: str, provider: str) -> bool: ...
-
-
-class MemoryAccountRepository:
-    def __init__(self) -> None:
-        self._rows: dict[tuple[str, str], AccountRow] = {}
-        self._lock = threading.Lock()
-
-    def put(self, row: AccountRow) -> None:
-        with self._lock:
-            old = self._rows.get((row.owner, row.provider))
-            created = old.created_at if old is not None else row.created_at
-            self._rows[(row.owner, row.provider)] = AccountRow(
-                row.owner,
-                row.provider,
-                row.target,
-                row.scopes,
-                row.nonce,
-                row.ciphertext,
-                row.key_id,
-                created,
-                row.updated_at,
-            )
-
-    def get(self, owner: str, provider: str) -> AccountRow | None:
-        return self._rows.get((owner, provider))
-
-    def list(self, owner: str | None = None) -> list[AccountRow]:
-        rows = (r for r in self._rows.values() if owner is None or r.owner == owner)
-        return sorted(rows, key=lambda r: (r.owner, r.provider))
-
-    def delete(self, owner: str, provider: str) -> bool:
-        with self._lock:
-            return self._rows.pop((owner, provider), None) is not None
 
 
 _COLUMNS = "owner, provider, target, scopes, nonce, ciphertext, key_id, created_at, updated_at"

@@ -7,8 +7,7 @@ itself is never stored: only its SHA-256.
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from plugyard.store.rawdb import RawDb, json_in, json_out, raw_db
@@ -59,46 +58,6 @@ class ApprovalRepository(Protocol):
     def consume(self, receipt_hash: str, at: float) -> bool:
         """``approved`` → ``used`` if not expired; exactly one caller gets ``True``."""
         ...
-
-
-class MemoryApprovalRepository:
-    def __init__(self) -> None:
-        self._rows: dict[str, ApprovalRow] = {}
-        self._lock = threading.Lock()
-
-    def create(self, row: ApprovalRow) -> None:
-        with self._lock:
-            self._rows[row.id] = row
-
-    def get(self, approval_id: str) -> ApprovalRow | None:
-        return self._rows.get(approval_id)
-
-    def by_receipt(self, receipt_hash: str) -> ApprovalRow | None:
-        return next((r for r in self._rows.values() if r.receipt_hash == receipt_hash), None)
-
-    def list(self, state: str | None = None, limit: int = 100) -> list[ApprovalRow]:
-        rows = [r for r in self._rows.values() if state is None or r.state == state]
-        return sorted(rows, key=lambda r: (r.created_at, r.id), reverse=True)[:limit]
-
-    def decide(
-        self, approval_id: str, state: ApprovalState, by: str | None, at: float, note: str | None
-    ) -> bool:
-        with self._lock:
-            row = self._rows.get(approval_id)
-            if row is None or row.state != "pending" or row.expires_at <= at:
-                return False
-            self._rows[approval_id] = replace(
-                row, state=state, decided_by=by, decided_at=at, note=note
-            )
-            return True
-
-    def consume(self, receipt_hash: str, at: float) -> bool:
-        with self._lock:
-            row = self.by_receipt(receipt_hash)
-            if row is None or row.state != "approved" or row.expires_at <= at:
-                return False
-            self._rows[row.id] = replace(row, state="used", used_at=at)
-            return True
 
 
 _NAMES = [f.name for f in fields(ApprovalRow)]

@@ -8,7 +8,6 @@ writes. Rows are never updated or deleted by plugyard.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -70,34 +69,6 @@ class AuditRepository(Protocol):
     def tail(self, count: int) -> list[AuditRecord]:
         """The newest ``count`` records, oldest first."""
         ...
-
-
-class MemoryAuditRepository:
-    def __init__(self) -> None:
-        self._rows: list[AuditRecord] = []
-        self._lock = threading.Lock()
-
-    def append(self, build: Build, extra: Extra | None = None) -> AuditRecord:
-        with self._lock:
-            last = self._rows[-1] if self._rows else None
-            record = build(last.seq + 1 if last else 1, last.hash if last else GENESIS)
-            self._rows.append(record)
-        if extra is not None:
-            extra(None)
-        return record
-
-    def append_many(self, items: list[tuple[Build, Extra | None]]) -> list[AuditRecord]:
-        return [self.append(build, extra) for build, extra in items]
-
-    def scan(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
-        return [r for r in self._rows if r.seq > after][:limit]
-
-    def tail(self, count: int) -> list[AuditRecord]:
-        return list(self._rows[-count:]) if count > 0 else []
-
-    def overwrite(self, seq: int, record: AuditRecord) -> None:
-        """Overwrite one row: only tests tampering with the log use this."""
-        self._rows = [record if r.seq == seq else r for r in self._rows]
 
 
 NAMES: tuple[str, ...] = AuditRecord._fields

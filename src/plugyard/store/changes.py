@@ -14,7 +14,6 @@ and reads everything it keeps again instead (store/watch.py).
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -72,41 +71,6 @@ class ChangeLog(Protocol):
     def after(self, seq: int, limit: int = 1000) -> Sequence[Change]:
         """Up to ``limit`` changes newer than ``seq``, oldest first."""
         ...
-
-
-class MemoryChangeLog:
-    """For tests and a store-less yard: changes appended by hand."""
-
-    def __init__(self) -> None:
-        self._rows: list[Change] = []
-        self._seq = 0
-        self._lock = threading.Lock()
-
-    def append(self, topic: str, subject: str) -> Change:
-        with self._lock:
-            self._seq += 1
-            change = Change(self._seq, topic, subject)
-            self._rows.append(change)
-        return change
-
-    def latest(self) -> int:
-        return self._seq
-
-    def oldest(self) -> int:
-        with self._lock:
-            return self._rows[0].seq if self._rows else 0
-
-    def after(self, seq: int, limit: int = 1000) -> Sequence[Change]:
-        with self._lock:
-            return tuple(c for c in self._rows if c.seq > seq)[:limit]
-
-    def prune_through(self, seq: int) -> int:
-        """Drop the rows up to ``seq`` (the newest always stays)."""
-        with self._lock:
-            keep = [c for c in self._rows if c.seq > seq or c is self._rows[-1]]
-            dropped = len(self._rows) - len(keep)
-            self._rows = keep
-        return dropped
 
 
 class SqlChangeLog:

@@ -6,8 +6,7 @@ old value in the ``WHERE``), so two schedulers — two replicas — never run on
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
 from plugyard.store.rawdb import RawDb, json_in, json_out, raw_db
@@ -72,62 +71,6 @@ class FeedRepository(Protocol):
     def delete(self, feed_id: str) -> bool: ...
 
     def set_enabled(self, feed_id: str, enabled: bool) -> bool: ...
-
-
-class MemoryFeedRepository:
-    def __init__(self) -> None:
-        self._rows: dict[str, FeedRow] = {}
-        self._lock = threading.Lock()
-
-    def create(self, row: FeedRow) -> None:
-        with self._lock:
-            self._rows[row.id] = row
-
-    def get(self, feed_id: str) -> FeedRow | None:
-        return self._rows.get(feed_id)
-
-    def all(self, owner: str | None = None) -> list[FeedRow]:
-        rows = [r for r in self._rows.values() if owner is None or r.owner == owner]
-        return sorted(rows, key=lambda r: (r.created_at, r.id))
-
-    def due(self, now: float, limit: int = 100) -> list[FeedRow]:
-        rows = [r for r in self._rows.values() if r.enabled and r.next_run_at <= now]
-        return sorted(rows, key=lambda r: (r.next_run_at, r.id))[:limit]
-
-    def claim(self, feed_id: str, expected_next: float, next_run_at: float) -> bool:
-        with self._lock:
-            row = self._rows.get(feed_id)
-            if row is None or row.next_run_at != expected_next:
-                return False
-            self._rows[feed_id] = replace(row, next_run_at=next_run_at)
-            return True
-
-    def record(
-        self, feed_id: str, at: float, status: str, result: Any, next_cursor: str | None
-    ) -> None:
-        with self._lock:
-            row = self._rows.get(feed_id)
-            if row is not None:
-                self._rows[feed_id] = replace(
-                    row,
-                    last_run_at=at,
-                    last_status=status,
-                    last_result=result,
-                    next_cursor=next_cursor,
-                    runs=row.runs + 1,
-                )
-
-    def delete(self, feed_id: str) -> bool:
-        with self._lock:
-            return self._rows.pop(feed_id, None) is not None
-
-    def set_enabled(self, feed_id: str, enabled: bool) -> bool:
-        with self._lock:
-            row = self._rows.get(feed_id)
-            if row is None:
-                return False
-            self._rows[feed_id] = replace(row, enabled=enabled)
-            return True
 
 
 _NAMES = [f.name for f in fields(FeedRow)]

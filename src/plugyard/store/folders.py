@@ -5,7 +5,6 @@ not change (registry.memory)."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -30,22 +29,6 @@ class FolderMarks(Protocol):
     def save(self, marks: Mapping[str, FolderMark], forget: Iterable[str]) -> None:
         """Remember ``marks`` and forget ``forget``, in one transaction."""
         ...
-
-
-class MemoryFolderMarks:
-    def __init__(self) -> None:
-        self._marks: dict[str, FolderMark] = {}
-        self._lock = threading.Lock()
-
-    def all(self) -> dict[str, FolderMark]:
-        with self._lock:
-            return dict(self._marks)
-
-    def save(self, marks: Mapping[str, FolderMark], forget: Iterable[str]) -> None:
-        with self._lock:
-            for manifest in forget:
-                self._marks.pop(manifest, None)
-            self._marks.update(marks)
 
 
 class SqlFolderMarks:

@@ -8,8 +8,7 @@ first and inserting after — check-then-act — let 2.6 executions through per 
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from plugyard.store.rawdb import Extra, RawDb, Tx, json_in, json_out, raw_db
@@ -60,52 +59,6 @@ class IdempotencyRepository(Protocol):
         ...
 
     def get(self, key: str) -> IdempotencyRow | None: ...
-
-
-class MemoryIdempotencyRepository:
-    def __init__(self) -> None:
-        self._rows: dict[str, IdempotencyRow] = {}
-        self._lock = threading.Lock()
-
-    def claim(self, row: IdempotencyRow) -> IdempotencyRow | None:
-        with self._lock:
-            found = self._rows.get(row.key)
-            if found is not None:
-                return found
-            self._rows[row.key] = row
-            return None
-
-    def complete(self, key: str, state: KeyState, result: Any, completed_at: float) -> None:
-        with self._lock:
-            found = self._rows.get(key)
-            if found is not None:
-                self._rows[key] = replace(
-                    found, state=state, result=result, completed_at=completed_at
-                )
-
-    def completion(self, key: str, state: KeyState, result: Any, completed_at: float) -> Extra:
-        def run(tx: Tx | None) -> None:
-            del tx
-            self.complete(key, state, result, completed_at)
-
-        return run
-
-    def take_over(self, key: str, stale_before: float, claimed_at: float) -> bool:
-        with self._lock:
-            found = self._rows.get(key)
-            if found is None or found.state != "claimed" or found.claimed_at >= stale_before:
-                return False
-            self._rows[key] = replace(found, claimed_at=claimed_at)
-            return True
-
-    def release(self, key: str) -> None:
-        with self._lock:
-            found = self._rows.get(key)
-            if found is not None and found.state == "claimed":
-                del self._rows[key]
-
-    def get(self, key: str) -> IdempotencyRow | None:
-        return self._rows.get(key)
 
 
 _COLUMNS = (

@@ -10,7 +10,6 @@ new one, never a mix, and a failed ingestion leaves the old one whole.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -83,59 +82,6 @@ class KbRepository(Protocol):
         ...
 
     def delete(self, kb_id: str, ko_id: str) -> bool: ...
-
-
-class MemoryKbRepository:
-    def __init__(self) -> None:
-        self._kbs: dict[str, KbInfo] = {}
-        self._objects: dict[tuple[str, str], ObjectRow] = {}  # (kb, source) → row
-        self._chunks: dict[str, list[ChunkRow]] = {}
-        self._lock = threading.Lock()
-
-    def claim(self, kb_id: str, owner: str, at: float) -> KbInfo:
-        with self._lock:
-            return self._kbs.setdefault(kb_id, KbInfo(kb_id, owner, (), at))
-
-    def info(self, kb_id: str) -> KbInfo | None:
-        return self._kbs.get(kb_id)
-
-    def set_readers(self, kb_id: str, readers: Sequence[str]) -> bool:
-        with self._lock:
-            found = self._kbs.get(kb_id)
-            if found is None:
-                return False
-            self._kbs[kb_id] = KbInfo(kb_id, found.owner, tuple(readers), found.created_at)
-            return True
-
-    def find(self, kb_id: str, source_id: str) -> ObjectRow | None:
-        return self._objects.get((kb_id, source_id))
-
-    def get(self, kb_id: str, ko_id: str) -> ObjectRow | None:
-        return next((r for r in self.objects(kb_id) if r.ko_id == ko_id), None)
-
-    def objects(self, kb_id: str) -> list[ObjectRow]:
-        return sorted((r for r in self._objects.values() if r.kb_id == kb_id), key=_order)
-
-    def chunks(self, kb_id: str, ko_id: str | None = None) -> list[ChunkRow]:
-        ids = {r.ko_id for r in self.objects(kb_id)} if ko_id is None else {ko_id}
-        return [c for k in sorted(ids) for c in self._chunks.get(k, [])]
-
-    def replace(self, row: ObjectRow, chunks: Sequence[ChunkRow]) -> None:
-        with self._lock:
-            old = self._objects.pop((row.kb_id, row.source_id), None)
-            if old is not None:
-                self._chunks.pop(old.ko_id, None)
-            self._objects[(row.kb_id, row.source_id)] = row
-            self._chunks[row.ko_id] = list(chunks)
-
-    def delete(self, kb_id: str, ko_id: str) -> bool:
-        with self._lock:
-            found = self.get(kb_id, ko_id)
-            if found is None:
-                return False
-            del self._objects[(kb_id, found.source_id)]
-            self._chunks.pop(ko_id, None)
-            return True
 
 
 def _order(row: ObjectRow) -> tuple[float, str]:

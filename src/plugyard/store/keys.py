@@ -23,12 +23,12 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 
 from plugyard.store.schema import api_keys, api_subjects
+from plugyard.types import ADMIN_ROLE
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
 
 PREFIX = "pyk"
-ADMIN_ROLE = "admin"
 ADMIN_SUBJECT = "admin"
 _KEY = re.compile(rf"^{PREFIX}_([0-9a-f]{{12}})_([A-Za-z0-9_-]{{20,100}})$")
 

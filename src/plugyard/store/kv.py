@@ -6,7 +6,6 @@ cursors per source and the feeds' watermarks apart.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
 from plugyard.store.rawdb import RawDb, json_in, json_out, raw_db
@@ -23,29 +22,6 @@ class KeyValueRepository(Protocol):
     def delete(self, plugin_id: str, namespace: str, key: str) -> bool: ...
 
     def items(self, plugin_id: str, namespace: str) -> dict[str, Any]: ...
-
-
-class MemoryKeyValueRepository:
-    def __init__(self) -> None:
-        self._rows: dict[tuple[str, str, str], Any] = {}
-        self._lock = threading.Lock()
-
-    def get(self, plugin_id: str, namespace: str, key: str) -> Any:
-        return self._rows.get((plugin_id, namespace, key))
-
-    def put(self, plugin_id: str, namespace: str, key: str, value: Any, at: float) -> None:
-        del at
-        with self._lock:
-            self._rows[(plugin_id, namespace, key)] = value
-
-    def delete(self, plugin_id: str, namespace: str, key: str) -> bool:
-        with self._lock:
-            return self._rows.pop((plugin_id, namespace, key), None) is not None
-
-    def items(self, plugin_id: str, namespace: str) -> dict[str, Any]:
-        return {
-            k: v for (p, n, k), v in sorted(self._rows.items()) if (p, n) == (plugin_id, namespace)
-        }
 
 
 class SqlKeyValueRepository:

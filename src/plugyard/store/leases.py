@@ -10,7 +10,6 @@ connection that took it — a lock would tie the job to one pooled connection.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
@@ -32,27 +31,6 @@ class Leases(Protocol):
         ...
 
     def release(self, name: str, holder: str) -> None: ...
-
-
-class MemoryLeases:
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._held: dict[str, tuple[str, float]] = {}
-        self._clock = clock
-        self._lock = threading.Lock()
-
-    def try_hold(self, name: str, holder: str, ttl_s: float) -> bool:
-        with self._lock:
-            now = self._clock()
-            current = self._held.get(name)
-            if current is not None and current[0] != holder and current[1] > now:
-                return False
-            self._held[name] = (holder, now + ttl_s)
-            return True
-
-    def release(self, name: str, holder: str) -> None:
-        with self._lock:
-            if self._held.get(name, ("", 0.0))[0] == holder:
-                del self._held[name]
 
 
 class SqlLeases:

@@ -7,8 +7,7 @@ what was seen. The runtime decides; this module only keeps the rows.
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from plugyard.store.rawdb import RawDb, raw_db
@@ -53,38 +52,6 @@ class PinRepository(Protocol):
     def approve(self, plugin_id: str, tool: str, by: str | None, at: float) -> ToolPin | None:
         """Pin what was last seen; ``None`` when the tool was never seen."""
         ...
-
-
-class MemoryPinRepository:
-    def __init__(self) -> None:
-        self._rows: dict[tuple[str, str], ToolPin] = {}
-        self._lock = threading.Lock()
-
-    def observe(self, plugin_id: str, tool: str, digest: str, at: float) -> ToolPin:
-        with self._lock:
-            held = self._rows.get((plugin_id, tool))
-            if held is None:
-                held = ToolPin(plugin_id, tool, digest, digest, None, at)
-            elif held.seen_hash != digest:
-                held = replace(held, seen_hash=digest, updated_at=at)
-            self._rows[(plugin_id, tool)] = held
-            return held
-
-    def list(self, plugin_id: str | None = None) -> list[ToolPin]:
-        return [
-            pin
-            for key, pin in sorted(self._rows.items())
-            if plugin_id is None or key[0] == plugin_id
-        ]
-
-    def approve(self, plugin_id: str, tool: str, by: str | None, at: float) -> ToolPin | None:
-        with self._lock:
-            held = self._rows.get((plugin_id, tool))
-            if held is None:
-                return None
-            held = replace(held, pinned_hash=held.seen_hash, approved_by=by, updated_at=at)
-            self._rows[(plugin_id, tool)] = held
-            return held
 
 
 _COLUMNS = "plugin_id, tool, pinned_hash, seen_hash, approved_by, updated_at"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -32,26 +31,6 @@ class PolicyRepository(Protocol):
     def latest_seq(self) -> int:
         """The sequence number of the document in force (0: none); a cheap poll."""
         ...
-
-
-class MemoryPolicyRepository:
-    def __init__(self) -> None:
-        self._rows: list[PolicyRow] = []
-        self._lock = threading.Lock()
-
-    def add(
-        self, version: str, document: Any, source: str | None, by: str | None, at: float
-    ) -> PolicyRow:
-        with self._lock:
-            row = PolicyRow(len(self._rows) + 1, version, document, source, by, at)
-            self._rows.append(row)
-            return row
-
-    def latest(self) -> PolicyRow | None:
-        return self._rows[-1] if self._rows else None
-
-    def latest_seq(self) -> int:
-        return len(self._rows)
 
 
 _COLUMNS = "seq, version, document, source, loaded_by, loaded_at"

@@ -8,7 +8,6 @@ the fleet. Times are wall-clock epoch seconds: monotonic clocks differ per proce
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
@@ -34,24 +33,6 @@ class RateBuckets(Protocol):
 
 def _refill(tokens: float, then: float, now: float, capacity: float, rate: float) -> float:
     return min(capacity, tokens + max(0.0, now - then) * rate)
-
-
-class MemoryRateBuckets:
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
-        self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
-        self._clock = clock
-        self._lock = threading.Lock()
-
-    def take(
-        self, plugin_id: str, bucket: str, cost: float, capacity: float, per_second: float
-    ) -> bool:
-        with self._lock:
-            now = self._clock()
-            tokens, then = self._buckets.get((plugin_id, bucket), (capacity, now))
-            tokens = _refill(tokens, then, now, capacity, per_second)
-            ok = tokens >= cost
-            self._buckets[plugin_id, bucket] = (tokens - cost if ok else tokens, now)
-            return ok
 
 
 class SqlRateBuckets:

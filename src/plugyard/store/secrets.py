@@ -3,7 +3,6 @@ never sees a plaintext value."""
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -35,49 +34,6 @@ class SecretRepository(Protocol):
     def list(self, scope: str | None = None, owner: str | None = None) -> list[SecretRow]: ...
 
     def delete(self, scope: str, owner: str, name: str) -> bool: ...
-
-
-class MemorySecretRepository:
-    def __init__(self) -> None:
-        self._rows: dict[tuple[str, str, str], SecretRow] = {}
-        self._lock = threading.Lock()
-
-    def put(self, row: SecretRow) -> None:
-        with self._lock:
-            key = (row.scope, row.owner, row.name)
-            old = self._rows.get(key)
-            created = old.created_at if old is not None else row.created_at
-            self._rows[key] = SecretRow(
-                row.scope,
-                row.owner,
-                row.name,
-                row.nonce,
-                row.ciphertext,
-                row.key_id,
-                created,
-                row.updated_at,
-            )
-
-    def get(self, scope: str, owner: str, name: str) -> SecretRow | None:
-        return self._rows.get((scope, owner, name))
-
-    def list(self, scope: str | None = None, owner: str | None = None) -> list[SecretRow]:
-        return sorted(
-            (
-                r
-                for r in self._rows.values()
-                if (scope is None or r.scope == scope) and (owner is None or r.owner == owner)
-            ),
-            key=lambda r: (r.scope, r.owner, r.name),
-        )
-
-    def delete(self, scope: str, owner: str, name: str) -> bool:
-        with self._lock:
-            return self._rows.pop((scope, owner, name), None) is not None
-
-    def raw(self) -> dict[tuple[str, str, str], SecretRow]:
-        """The table itself: tests that move rows between owners use it."""
-        return self._rows
 
 
 _COLUMNS = "scope, owner, name, nonce, ciphertext, key_id, created_at, updated_at"

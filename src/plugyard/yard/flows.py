@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from plugyard.deferred import part
 from plugyard.registry.registry import Registry
 from plugyard.store.store import Store
+from plugyard.types import Caller
 from plugyard.yard.execution import Execution
 from plugyard.yard.finding import Finding, Teacher
 from plugyard.yard.governing import Governing
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from plugyard.llm import ChatModel
     from plugyard.pipelines.service import PipelineService
     from plugyard.reasoning import Reasoned, ReasoningService
-    from plugyard.reasoning.context import Caller
     from plugyard.reasoning.trace import OnEvent
     from plugyard.routing import Answer
     from plugyard.yard.model_gate import GatedChatFlow, GatedRouter, ModelGate
@@ -98,7 +98,6 @@ class Flows:
         for KB plugins that retrieve by meaning (docs/reasoning.md)."""
         from plugyard.reasoning import ReasoningService
         from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
-        from plugyard.store.keys import ADMIN_ROLE
 
         gate = self.model_gate
 
@@ -109,7 +108,7 @@ class Flows:
             self.execution.executor, self.registry, SqlSessionStore(self.store),
             SqlOutcomeStore(self.store), model=self.model if self.reasoning_model else None,
             embed=lambda texts: self.finding.discovery.embedder.embed(texts),
-            application_roles=(ADMIN_ROLE,), admit_model=admit,
+            application_roles=Caller.of().roles, admit_model=admit,
         )  # fmt: skip
 
     async def reason(
@@ -128,14 +127,9 @@ class Flows:
         DS027 outcome (docs/reasoning.md). ``sources``: ``{name: text}`` staged for this
         turn; ``pins``: ``{stage: plugin}``; ``budget``: the LLM calls it may make. Who
         calls is as for ``Yard.call``."""
-        from plugyard.reasoning.context import Caller
-        from plugyard.store.keys import ADMIN_ROLE
-
-        if roles is None:
-            roles = (ADMIN_ROLE,) if subject is None else ()
         return await self.reasoning.reason(
             prompt, session=session, sources=sources, pins=pins, budget=budget,
-            caller=Caller(subject, tuple(roles)), on_event=on_event,
+            caller=Caller.of(subject, roles), on_event=on_event,
         )  # fmt: skip
 
     @part

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 from plugyard.deferred import part
 from plugyard.discovery.query import CanSee, allow_all
-from plugyard.governance.policy.base import Subject
 from plugyard.governance.policy.sight import Sight
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
 from plugyard.store.store import Store
+from plugyard.types import Caller
 from plugyard.yard.finding import Finding
 from plugyard.yard.network import Network
 from plugyard.yard.settings import Settings
@@ -102,7 +102,7 @@ class Governing:
         book = self.policy
         if book is None:
             return allow_all
-        who = Subject(subject, tuple(roles))
+        who = Caller(subject, tuple(roles))
 
         def can_see(plugin_id: str, operation: str | None) -> bool:
             return operation is None or book.visible(who, plugin_id, operation)
@@ -115,7 +115,7 @@ class Governing:
         :meth:`rights`, without a Casbin question per plugin); ``None`` without
         governance, where everything shows."""
         book = self.policy
-        return None if book is None else book.sight(Subject(subject, tuple(roles)))
+        return None if book is None else book.sight(Caller(subject, tuple(roles)))
 
     def shows(
         self, subject: str | None, roles: Sequence[str] = ()

@@ -11,7 +11,8 @@ model-backed plugins — is admitted here, before anything runs, on three counts
 3. the input caps: each text the caller sends is at most ask's 8,000 characters, and a
    conversation at most :data:`MAX_CONVERSATION_CHARS` in all.
 
-The embedding application (no subject) passes on all three: it owns the model. A flow
+The embedding application (no subject: :attr:`plugyard.types.Caller.application`) passes
+on the right and the rate: it owns the model. A flow
 given a model of the caller's own (``llm=``) does not reach the yard's and is not gated.
 """
 
@@ -22,7 +23,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from plugyard.errors import ModelRefused
-from plugyard.governance.policy.base import Subject
 from plugyard.governance.policy.document import MODEL_OBJECT, MODEL_OPERATION, MODEL_VERB
 from plugyard.llm import ChatModel
 from plugyard.routing import Answer, Router
@@ -32,6 +32,7 @@ from plugyard.routing.failures import MAX_MESSAGE_CHARS, check_request
 from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS
 from plugyard.runtimes.base import ErrorInfo
 from plugyard.store.rate_buckets import RateBuckets
+from plugyard.types import Caller
 
 if TYPE_CHECKING:
     from plugyard.governance.policy.book import PolicyBook
@@ -60,9 +61,9 @@ class ModelGate:
     def may_use(self, subject: str | None, roles: Sequence[str]) -> bool:
         """Whether the policy in force lets ``subject`` use the model (ungoverned: yes)."""
         book = self._policy()
-        if book is None or subject is None:
+        who = Caller.of(subject, roles)
+        if book is None or who.application:
             return True
-        who = Subject(subject, tuple(roles))
         return book.ask(who, MODEL_OBJECT, MODEL_OPERATION, MODEL_VERB).outcome == "allow"
 
     def check(self, subject: str | None, roles: Sequence[str]) -> None:
@@ -79,9 +80,11 @@ class ModelGate:
         """Admit one request that reaches the model: the caps first (nothing is spent on
         a request refused for its size), then the right, then one token of the rate."""
         _caps(texts)
-        if subject is None:
+        who = Caller.of(subject, roles)
+        if who.application:
             return
-        self.check(subject, roles or ())
+        assert subject is not None  # a subject's request: its right, then its rate
+        self.check(subject, who.roles)
         if self.per_minute <= 0:
             return
         rate = self.per_minute / 60.0

@@ -20,6 +20,7 @@ from plugyard.runtimes.base import CallContext
 from plugyard.store.folders import SqlFolderMarks
 from plugyard.store.store import Store
 from plugyard.telemetry import configure as configure_telemetry
+from plugyard.types import Caller
 from plugyard.yard.execution import Execution
 from plugyard.yard.externals import Externals
 from plugyard.yard.finding import Finding
@@ -166,12 +167,12 @@ class Yard:
         ``search_id`` (from :meth:`search`): when the call succeeds, discovery learns
         that the search's request was answered by this operation (docs/discovery.md)."""
         from plugyard.execution.executor import CallRequest, new_request_id
-        from plugyard.store.keys import ADMIN_ROLE
 
-        if roles is None:
-            roles = (ADMIN_ROLE,) if subject is None else ()
         context = CallContext(
-            request_id=new_request_id(), subject=subject, roles=tuple(roles), debug=debug
+            request_id=new_request_id(),
+            subject=subject,
+            roles=Caller.of(subject, roles).roles,
+            debug=debug,
         )
         request = CallRequest(plugin_id, operation, dict(params or {}), context, timeout_ms)
         result = await self.executor.call(request)

@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from plugyard.errors import GovernanceError
-from plugyard.governance.policy.base import Subject
 from plugyard.governance.policy.book import PolicyBook
-from plugyard.store.policies import MemoryPolicyRepository, SqlPolicyRepository
+from plugyard.store.policies import SqlPolicyRepository
 from plugyard.store.store import Store
+from plugyard.types import Caller
 
 ALLOW = "subjects: {bob: {}}\ngrants: [{to: 'subject:bob', plugin: calc, effect: allow}]\n"
 DENY = "subjects: {bob: {}}\ngrants: [{to: 'subject:bob', plugin: calc, effect: deny}]\n"
-BOB = Subject("bob")
+BOB = Caller("bob")
 
 
 def outcome(book: PolicyBook) -> str:
@@ -44,27 +44,27 @@ def starter_facts(plugin_id: str, operation: str) -> tuple[tuple[str, ...], bool
 def test_without_a_loaded_policy_the_starter_denies_by_default(
     roles: tuple[str, ...], operation: str, expected: str
 ) -> None:
-    book = PolicyBook(MemoryPolicyRepository(), facts=starter_facts)
-    decision = book.decide(Subject("bob", roles), "calc", operation, {})
+    book = PolicyBook(SqlPolicyRepository(Store.open(":memory:")), facts=starter_facts)
+    decision = book.decide(Caller("bob", roles), "calc", operation, {})
     assert book.state == "starter" and book.version == "starter"
     assert decision.outcome == expected and decision.policy_version == "starter"
 
 
 def test_the_starter_lets_admins_approve_and_nobody_else() -> None:
-    book = PolicyBook(MemoryPolicyRepository(), facts=starter_facts)
-    assert book.may_approve(Subject("root", ("admin",)), "calc", "approve-me").outcome == "allow"
-    assert book.may_approve(Subject("bob", ("reader",)), "calc", "approve-me").outcome == "deny"
+    book = PolicyBook(SqlPolicyRepository(Store.open(":memory:")), facts=starter_facts)
+    assert book.may_approve(Caller("root", ("admin",)), "calc", "approve-me").outcome == "allow"
+    assert book.may_approve(Caller("bob", ("reader",)), "calc", "approve-me").outcome == "deny"
 
 
 def test_a_loaded_policy_replaces_the_starter() -> None:
-    book = PolicyBook(MemoryPolicyRepository(), facts=starter_facts)
+    book = PolicyBook(SqlPolicyRepository(Store.open(":memory:")), facts=starter_facts)
     book.load_text(ALLOW)
     assert book.state == "active" and outcome(book) == "allow"
-    assert book.decide(Subject("eve", ("admin",)), "calc", "write", {}).outcome == "deny"
+    assert book.decide(Caller("eve", ("admin",)), "calc", "write", {}).outcome == "deny"
 
 
 def test_a_policy_loaded_through_the_api_applies_to_the_next_call() -> None:
-    book = PolicyBook(MemoryPolicyRepository())
+    book = PolicyBook(SqlPolicyRepository(Store.open(":memory:")))
     v1 = book.load_text(ALLOW)
     assert outcome(book) == "allow"
     v2 = book.load_text(DENY)
@@ -73,7 +73,7 @@ def test_a_policy_loaded_through_the_api_applies_to_the_next_call() -> None:
 
 
 def test_a_malformed_policy_from_the_api_changes_nothing() -> None:
-    book = PolicyBook(MemoryPolicyRepository())
+    book = PolicyBook(SqlPolicyRepository(Store.open(":memory:")))
     book.load_text(ALLOW)
     with pytest.raises(GovernanceError) as caught:
         book.load_text("grants: [{to: nobody}]")
@@ -82,11 +82,11 @@ def test_a_malformed_policy_from_the_api_changes_nothing() -> None:
 
 
 def test_an_unreadable_or_corrupt_policy_file_denies_everything(tmp_path: Path) -> None:
-    missing = PolicyBook(MemoryPolicyRepository(), file=tmp_path / "absent.yaml")
+    missing = PolicyBook(SqlPolicyRepository(Store.open(":memory:")), file=tmp_path / "absent.yaml")
     assert missing.state == "invalid" and outcome(missing) == "deny"
     corrupt = tmp_path / "policy.yaml"
     corrupt.write_text("grants: [{to: 'role:x', effect: sometimes}]")
-    book = PolicyBook(MemoryPolicyRepository(), file=corrupt)
+    book = PolicyBook(SqlPolicyRepository(Store.open(":memory:")), file=corrupt)
     assert outcome(book) == "deny"
     assert book.decide(BOB, "calc", "run", {}).policy_version == "invalid"
 
@@ -112,18 +112,18 @@ def test_another_replica_sees_a_new_policy_after_its_refresh(tmp_path: Path) -> 
 
 
 def test_a_corrupt_stored_policy_denies_everything() -> None:
-    repo = MemoryPolicyRepository()
+    repo = SqlPolicyRepository(Store.open(":memory:"))
     repo.add("p-x", {"grants": "not a list"}, None, None, 0.0)
     book = PolicyBook(repo)
     assert book.state == "invalid" and outcome(book) == "deny"
 
 
 def test_listings_show_only_what_the_subject_may_call() -> None:
-    book = PolicyBook(MemoryPolicyRepository())
+    book = PolicyBook(SqlPolicyRepository(Store.open(":memory:")))
     book.load_text(ALLOW)
     assert book.visible(BOB, "calc", "run")
     assert not book.visible(BOB, "mail", "send")
-    assert not book.visible(Subject("eve"), "calc", "run")
+    assert not book.visible(Caller("eve"), "calc", "run")
 
 
 @given(
@@ -140,9 +140,9 @@ def test_the_starter_allows_exactly_admins_and_readers_of_reads(
     def facts(plugin_id: str, operation: str) -> tuple[tuple[str, ...], bool, str]:
         return (), approval, effect
 
-    book = PolicyBook(MemoryPolicyRepository(), facts=facts)
+    book = PolicyBook(SqlPolicyRepository(Store.open(":memory:")), facts=facts)
     held = tuple(r for r in roles if r)
-    decision = book.decide(Subject("bob", held), "calc", "run", {})
+    decision = book.decide(Caller("bob", held), "calc", "run", {})
     allowed = "admin" in held or ("reader" in held and effect == "read")
     if not allowed:
         assert decision.outcome == "deny"

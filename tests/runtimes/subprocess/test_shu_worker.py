@@ -15,10 +15,10 @@ import pytest
 
 from plugyard.execution.executor import CallRequest
 from plugyard.governance.admin import context_for
-from plugyard.governance.policy.base import Subject
 from plugyard.manifest.model import SubprocessRuntime
 from plugyard.runtimes.base import CallContext
 from plugyard.runtimes.sandbox import unavailable_reason
+from plugyard.types import Caller
 from plugyard.yard import Settings, Yard
 from registry.packages.zips import build
 
@@ -134,7 +134,7 @@ def test_output_is_validated_and_bindings_filled_as_in_process(yard: Yard) -> No
 
 def test_actions_of_a_worker_plugin(yard: Yard) -> None:
     admin = yard.admin
-    names = [a["name"] for a in admin.list_actions(Subject("bob", ("clerk",)))]
+    names = [a["name"] for a in admin.list_actions(Caller("bob", ("clerk",)))]
     assert names == ["archive"]
 
     async def go() -> Any:

@@ -19,9 +19,9 @@ from plugyard.console.results import pretty, view
 from plugyard.console.web import ConsoleRoute, Viewer, console_of, posted, redirect, render, viewer
 from plugyard.errors import PlugyardError
 from plugyard.execution.executor import CallRequest, new_request_id
-from plugyard.governance.policy.base import Subject
 from plugyard.governance.policy.rights import Right
 from plugyard.runtimes.base import CallContext
+from plugyard.types import Caller
 
 router = APIRouter(route_class=ConsoleRoute, include_in_schema=False)
 _RECEIPT_SPENT = {"receipt_used", "receipt_expired", "invalid_receipt", "approval_rejected"}
@@ -29,7 +29,7 @@ _RECEIPT_SPENT = {"receipt_used", "receipt_expired", "invalid_receipt", "approva
 
 def _rows(request: Request, who: Viewer) -> dict[str, list[dict[str, Any]]]:
     administration = console_of(request).yard.admin
-    me = Subject(who.subject, who.roles)
+    me = Caller(who.subject, who.roles)
     mine, to_decide, decided = [], [], []
     for row in administration.approvals(None, limit=500):
         row = {**row, "preview_text": pretty(row["preview"]),
@@ -68,7 +68,7 @@ async def decide(action_id: str, request: Request) -> Response:
     note = form.get("note")
     text = note.strip()[:2000] if isinstance(note, str) and note.strip() else None
     console_of(request).yard.admin.decide(
-        action_id, Subject(who.subject, who.roles), decision == "approve", text
+        action_id, Caller(who.subject, who.roles), decision == "approve", text
     )
     return redirect(
         f"/console/approvals?done={'approved' if decision == 'approve' else 'rejected'}"

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from plugyard.types import Caller
+
 Outcome = Literal["allow", "deny", "allow_with_approval"]
 
 
@@ -27,18 +29,14 @@ class Decision:
         return self.outcome == "allow"
 
 
-@dataclass(frozen=True, slots=True)
-class Subject:
-    """Who asks: an id and its roles (and, for Shu, its permission strings)."""
-
-    id: str | None
-    roles: tuple[str, ...] = ()
-    permissions: tuple[str, ...] = ()
+#: Who asks the policy: the one :class:`~plugyard.types.Caller` (this name is kept for
+#: the executor's call path, which still imports it).
+Subject = Caller
 
 
 class Policy(Protocol):
     def decide(
-        self, subject: Subject, plugin_id: str, operation: str, params: Mapping[str, Any]
+        self, subject: Caller, plugin_id: str, operation: str, params: Mapping[str, Any]
     ) -> Decision: ...
 
 
@@ -49,7 +47,7 @@ class AllowAll:
     """The policy of a host with no policy configured."""
 
     def decide(
-        self, subject: Subject, plugin_id: str, operation: str, params: Mapping[str, Any]
+        self, subject: Caller, plugin_id: str, operation: str, params: Mapping[str, Any]
     ) -> Decision:
         del subject, plugin_id, operation, params
         return ALLOW_ALL

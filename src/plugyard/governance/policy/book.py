@@ -9,10 +9,10 @@ document cannot be read: **everything is denied** until a valid document is load
 document loaded here applies to the very next call in this process; other replicas see
 it within ``refresh_s`` (they poll one integer).
 
-Decisions are cached per policy version, subject and target: compiling a question into
-Casbin costs ~0.3 ms, a cached answer ~1 µs. Listings, which ask whether a subject may
-see every plugin of the registry, ask a :class:`~plugyard.governance.policy.sight.Sight` instead:
-the subject's grants chosen once per policy version, then matched without Casbin.
+Decisions are cached per policy version, subject and target: an uncached decision costs
+a few µs, a cached answer ~1 µs. Listings, which ask whether a subject may see every
+plugin of the registry, ask the subject's :class:`~plugyard.governance.policy.sight.Sight`
+(its grants, chosen once per policy version) directly.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from plugyard.errors import GovernanceError
-from plugyard.governance.policy.base import Decision, Subject
+from plugyard.governance.policy.base import Decision
 from plugyard.governance.policy.document import (
     Approvals,
     PolicyDocument,
@@ -35,6 +35,7 @@ from plugyard.governance.policy.rbac import Rbac
 from plugyard.governance.policy.sight import BLIND, Sight
 from plugyard.governance.policy.starter import starter_document
 from plugyard.store.policies import PolicyRepository
+from plugyard.types import Caller
 
 #: ``facts(plugin_id, operation)`` → (permissions the plugin requires, whether the
 #: operation requires approval, the operation's effect), or ``None`` for an unknown one.
@@ -117,12 +118,12 @@ class PolicyBook:
         return self._rbac.document if self._rbac is not None else None
 
     def decide(
-        self, subject: Subject, plugin_id: str, operation: str, params: Mapping[str, Any]
+        self, subject: Caller, plugin_id: str, operation: str, params: Mapping[str, Any]
     ) -> Decision:
         del params  # decisions depend on who and what, never on the arguments
         return self.ask(subject, plugin_id, operation, "call")
 
-    def ask(self, subject: Subject, plugin_id: str, operation: str, verb: str) -> Decision:
+    def ask(self, subject: Caller, plugin_id: str, operation: str, verb: str) -> Decision:
         self._maybe_refresh()
         facts = self._facts(plugin_id, operation) or _UNKNOWN
         key = (self.version, subject, plugin_id, operation, verb, facts)
@@ -135,16 +136,16 @@ class PolicyBook:
         self._cache[key] = decision
         return decision
 
-    def may_approve(self, approver: Subject, plugin_id: str, operation: str) -> Decision:
+    def may_approve(self, approver: Caller, plugin_id: str, operation: str) -> Decision:
         """Whether ``approver`` may decide approvals of this operation."""
         return self.ask(approver, plugin_id, operation, "approve")
 
-    def visible(self, subject: Subject, plugin_id: str, operation: str) -> bool:
+    def visible(self, subject: Caller, plugin_id: str, operation: str) -> bool:
         """Whether a listing may show this operation to ``subject`` (it may call it)."""
         permissions, _, effect = self._facts(plugin_id, operation) or _UNKNOWN
         return self.sight(subject).sees(plugin_id, operation, permissions, effect)
 
-    def sight(self, subject: Subject) -> Sight:
+    def sight(self, subject: Caller) -> Sight:
         """What ``subject`` may call under the policy in force now, for asking about
         many plugins at once (a listing); a later load is seen by the next ``sight``."""
         self._maybe_refresh()
@@ -196,7 +197,7 @@ class PolicyBook:
 
     def _decide(
         self,
-        subject: Subject,
+        subject: Caller,
         plugin_id: str,
         operation: str,
         verb: str,

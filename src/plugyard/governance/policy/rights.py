@@ -15,13 +15,12 @@ not see answers its ``*_not_found`` code, as if it did not exist, so ids do not 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any, Protocol
 
 from plugyard.errors import PlugyardError
-from plugyard.store.keys import ADMIN_ROLE
+from plugyard.types import ADMIN_ROLE
 
 
 class Right(StrEnum):
@@ -52,29 +51,14 @@ NOBODY = ""
 
 
 class Holder(Protocol):
-    """Who acts: a key's principal, a console viewer, a flow's caller."""
+    """Who acts: a key's principal, a console viewer, a :class:`~plugyard.types.Caller`
+    (``Caller.of(subject, roles)`` for APIs that take them apart)."""
 
     @property
     def subject(self) -> str | None: ...
 
     @property
     def roles(self) -> tuple[str, ...]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Acting:
-    """A holder from a subject and its roles, for APIs that take them apart. With neither
-    it is the embedding application itself, which holds the ``admin`` role (as for
-    ``Yard.call``)."""
-
-    subject: str | None = None
-    roles: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, subject: str | None, roles: Sequence[str] | None) -> Acting:
-        if roles is None:
-            return cls(subject, (ADMIN_ROLE,) if subject is None else ())
-        return cls(subject, tuple(roles))
 
 
 class RightRefused(PlugyardError):

@@ -29,7 +29,8 @@ from plugyard.runtimes.mcp.connection import ConnectionLost, McpConnection
 from plugyard.runtimes.mcp.convert import ToolSet, outcome_of, read_tools
 from plugyard.runtimes.mcp.transports import opener_for, spec_problem
 from plugyard.runtimes.outbound.guard import OutboundGuard
-from plugyard.store.mcp_pins import MemoryPinRepository, PinRepository, ToolPin
+from plugyard.store.mcp_pins import PinRepository, SqlPinRepository, ToolPin
+from plugyard.store.store import Store
 
 T = TypeVar("T")
 DEFAULT_MAX_RESULT_BYTES = 4 * 1024 * 1024
@@ -61,7 +62,10 @@ class McpPluginRuntime:
         *,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.pins: PinRepository = pins if pins is not None else MemoryPinRepository()
+        # No repository given: the pins live in an in-memory store of this runtime's own.
+        self.pins: PinRepository = (
+            pins if pins is not None else SqlPinRepository(Store.open(":memory:"))
+        )
         self.guard = guard or OutboundGuard()
         self._clock = clock
         self._probed: dict[tuple[str, str], ToolSet | str] = {}

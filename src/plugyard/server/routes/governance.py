@@ -21,7 +21,6 @@ from starlette.responses import Response
 from plugyard.errors import PlugyardError
 from plugyard.governance.admin import Administration, context_for
 from plugyard.governance.policy import rights
-from plugyard.governance.policy.base import Subject
 from plugyard.governance.policy.document import PolicyDocument
 from plugyard.governance.policy.rights import Right
 from plugyard.server.auth import caller, needs
@@ -35,6 +34,7 @@ from plugyard.server.routes.documented import (
     errors_doc,
 )
 from plugyard.store.keys import Principal
+from plugyard.types import Caller
 
 router = APIRouter(tags=["governance"])
 
@@ -44,8 +44,8 @@ def _admin(request: Request) -> Administration:
     return administration
 
 
-def _subject(principal: Principal) -> Subject:
-    return Subject(principal.subject, principal.roles)
+def _subject(principal: Principal) -> Caller:
+    return Caller(principal.subject, principal.roles)
 
 
 # ---------------------------------------------------------------------------- policy
@@ -110,7 +110,7 @@ class CheckBody(Strict):
 async def policy_check(
     request: Request, body: CheckBody, _: Annotated[Principal, Depends(needs(Right.POLICY_MANAGE))]
 ) -> Response:
-    who = Subject(body.subject, tuple(body.roles))
+    who = Caller(body.subject, tuple(body.roles))
     return json_response(_admin(request).check(who, body.plugin_id, body.operation, body.verb))
 
 

@@ -20,7 +20,6 @@ from fastapi import APIRouter, Depends, Query, Request
 from starlette.responses import Response, StreamingResponse
 
 from plugyard.reasoning import Reasoned, ReasoningService
-from plugyard.reasoning.context import Caller
 from plugyard.reasoning.trace import TraceEvent
 from plugyard.server.auth import caller
 from plugyard.server.errors import json_response
@@ -28,6 +27,7 @@ from plugyard.server.inputs import DIGITS
 from plugyard.server.reasoning_bodies import OutcomeRecord, ReasonAnswer, ReasonBody
 from plugyard.server.routes.documented import JSON_BODY, KEYED, errors_doc
 from plugyard.store.keys import Principal
+from plugyard.types import Caller
 
 router = APIRouter(tags=["reasoning"])
 _encode = msgspec.json.Encoder().encode
