@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     )
     from plugyard.execution.executor import CallRequest, Executor
     from plugyard.execution.result import Result
+    from plugyard.execution.steps import StepBase, StepView
     from plugyard.manifest.exporters.dialect import to_dialect
     from plugyard.manifest.exporters.functions import export_tools, tool_names
     from plugyard.manifest.load import ManifestDocument, load_data, load_file, load_text
@@ -80,6 +81,8 @@ _WHERE = {
     "Registry": "plugyard.registry.registry",
     "Result": "plugyard.execution.result",
     "Settings": "plugyard.yard",
+    "StepBase": "plugyard.execution.steps",
+    "StepView": "plugyard.execution.steps",
     "Store": "plugyard.store.store",
     "SubprocessRuntime": "plugyard.manifest.model",
     "UnsupportedTypeError": "plugyard.errors",
@@ -123,6 +126,8 @@ __all__ = [
     "Registry",
     "Result",
     "Settings",
+    "StepBase",
+    "StepView",
     "Store",
     "SubprocessRuntime",
     "UnsupportedTypeError",

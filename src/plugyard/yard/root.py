@@ -98,6 +98,7 @@ class Yard:
     visible = forward("governing", Governing.visible)
 
     executor = forward("execution", Execution.executor)
+    add_step = forward("execution", Execution.add_step)
     backend = forward("execution", Execution.backend)
     fanout = forward("execution", Execution.fanout)
 
