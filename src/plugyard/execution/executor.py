@@ -32,7 +32,7 @@ from plugyard.execution.overlay import OVERLAY, HostContext, OverlayError, split
 from plugyard.execution.payloads import MemoryPayloadStore, PayloadStore
 from plugyard.execution.result import Result
 from plugyard.execution.steps import (
-    _UNSET,
+    UNSET,
     Budget,
     Call,
     PluginLookup,
@@ -223,7 +223,7 @@ class Executor:
         data = call.data
         result = Result(
             status=outcome.status,
-            data=outcome.data if data is _UNSET else data,
+            data=outcome.data if data is UNSET else data,
             error=outcome.error,
             cost=cost,
             diagnostics=outcome.diagnostics if call.context.debug else (),

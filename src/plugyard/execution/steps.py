@@ -50,7 +50,8 @@ class _Nothing:
 #: The hook of a step that has nothing to do there (skipped when the list is compiled).
 NOTHING: Any = _Nothing()
 
-_UNSET: Any = object()
+#: ``Call.data`` before the output check set it (a refusal's data is its outcome's).
+UNSET: Any = object()
 
 
 class Step(Protocol):
@@ -131,7 +132,7 @@ class Call:
         self.host_context: HostContext | None = None
         self.overlay_fault: OverlayError | None = None
         self.dispatched = False
-        self.data: Any = _UNSET
+        self.data: Any = UNSET
         self.payload_ref: str | None = None
 
     @property
