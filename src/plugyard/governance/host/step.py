@@ -31,6 +31,8 @@ WRITES: dict[str, frozenset[str]] = {
     "scheduler": frozenset({"enqueue"}),
     "audit": frozenset({"record"}),
 }
+#: The services whose use the call's ledger records.
+_WATCHED = frozenset({"kb", "http", *WRITES})
 
 
 class HostStep:
@@ -61,7 +63,7 @@ class HostStep:
         if governance.needs_call_services(plugin.descriptor):
             extra.update(governance.call_services(plugin, call.context, call_op_auth(call)))
         effects = call.state[EFFECTS] = Effects()
-        for name in host.capabilities & {"kb", "http", *WRITES}:
+        for name in host.capabilities & _WATCHED:
             service = extra.get(name)
             if service is None:
                 with contextlib.suppress(CapabilityError):
