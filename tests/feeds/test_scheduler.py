@@ -17,9 +17,8 @@ from plugyard.manifest.model import Operation
 from plugyard.runtimes.base import CallContext, Outcome, Target
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from execution.governed import governed
-
 from execution.conftest import Table, descriptor
+from governance.governed import governed
 
 
 class ContextRuntime:
