@@ -5,9 +5,11 @@ SDK's in-process client, and LangChain's ``StructuredTool.invoke`` — one trivi
     bash scripts/bench.sh call_overhead            # prints a table
     bash scripts/bench.sh call_overhead --json     # the same as JSON
 
-plugyard's path is the full one: registry lookup, policy decision, parameter
-validation, deadline, the in-process Python runtime, output validation, size check,
-audit event and result envelope.
+plugyard's path is a bare yard's: the steps ``resolve → budget → validate`` (registry
+lookup, availability and budget, parameter validation), the deadline, the in-process
+Python runtime, output validation, size check and the result envelope. Two more rows
+add one step each: an in-memory audit event (what every call of a bare executor paid
+before the call path became a list of steps), and a user's step that does nothing.
 """
 
 from __future__ import annotations
@@ -23,8 +25,14 @@ from typing import Any
 from _timing import median_per_call
 
 from plugyard.execution.executor import CallRequest, Executor
+from plugyard.execution.result import Result
+from plugyard.execution.steps import StepBase, StepView
+from plugyard.governance.audit.event import MemoryAuditSink
+from plugyard.governance.audit.step import AuditStep
 from plugyard.registry.model import RegisteredPlugin
+from plugyard.runtimes.base import Outcome
 from plugyard.runtimes.python import InProcessRuntime, definition_of, tool
+from plugyard.yard.steps import Placement, with_step
 
 ROUNDS = 15
 
@@ -57,6 +65,18 @@ async def throughput(fn: Callable[[], Awaitable[Any]], concurrency: int, total: 
     start = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     return per * concurrency / (time.perf_counter() - start)
+
+
+class Noop(StepBase):
+    """A user's step with both hooks, doing nothing: the cost of one added step."""
+
+    name = "noop"
+
+    def before(self, call: StepView) -> Outcome | None:
+        return None
+
+    def after(self, call: StepView, result: Result) -> Result:
+        return result
 
 
 def build_plugyard() -> Executor:
@@ -94,6 +114,18 @@ async def run(calls: int) -> dict[str, Any]:
         return await executor.call(request)
 
     rows["plugyard executor (full path)"] = await timed_median(via_plugyard, calls)
+
+    audited = build_plugyard()
+    audited.steps = [AuditStep(MemoryAuditSink()), *audited.steps]
+    rows["plugyard executor + in-memory audit step"] = await timed_median(
+        lambda: audited.call(request), calls
+    )
+    stepped = build_plugyard()
+    stepped.steps = with_step(stepped.steps, Placement(Noop()))
+    assert "noop" in stepped.step_names
+    rows["plugyard executor + a no-op user step"] = await timed_median(
+        lambda: stepped.call(request), calls
+    )
 
     server = MCPServer("bench")
     server.tool()(add)

@@ -26,16 +26,19 @@ from typing import Any
 from _timing import median_per_call, median_per_call_sync
 
 from plugyard.execution.executor import CallRequest, Executor
+from plugyard.execution.result import Result
+from plugyard.execution.steps import StepBase, StepView
 from plugyard.governance.audit.event import AuditEvent
 from plugyard.governance.core import Governance
 from plugyard.governance.policy.book import PolicyBook, facts_from
 from plugyard.governance.policy.rbac import Rbac
 from plugyard.registry.model import RegisteredPlugin
-from plugyard.runtimes.base import CallContext
+from plugyard.runtimes.base import CallContext, Outcome
 from plugyard.runtimes.python import InProcessRuntime, definition_of, tool
 from plugyard.store.policies import SqlPolicyRepository
 from plugyard.store.store import Store
 from plugyard.types import Caller
+from plugyard.yard.steps import Placement, call_path
 
 ROUNDS = 15
 CALLS = 2000
@@ -60,6 +63,18 @@ class Table:
 
     def find(self, plugin_id: str) -> RegisteredPlugin | None:
         return self.plugin if plugin_id == self.plugin.id else None
+
+
+class Noop(StepBase):
+    """A user's step with both hooks, doing nothing."""
+
+    name = "noop"
+
+    def before(self, call: StepView) -> Outcome | None:
+        return None
+
+    def after(self, call: StepView, result: Result) -> Result:
+        return result
 
 
 def median_us(fn: Callable[[], Any], calls: int = CALLS) -> float:
@@ -111,13 +126,16 @@ def measure(folder: Path) -> dict[str, float]:
         return loop.run_until_complete(rounds())
 
     bare = Executor(table, runtimes)
-    with_policy = Executor(table, runtimes, policy=book)
-    governed = Executor(table, runtimes, policy=book, audit=governance.audit, governance=governance)
+    with_policy = Executor(table, runtimes, steps=call_path(table, policy=book))
+    governed = Executor(table, runtimes, steps=call_path(table, policy=book, governance=governance))
+    stepped = Executor(table, runtimes, steps=call_path(table, policy=book, governance=governance,
+                                                        added=[Placement(Noop())]))  # fmt: skip
     figures: dict[str, float] = {}
-    figures["executor, ungoverned"] = timed(bare, False)
+    figures["executor, ungoverned (resolve, budget, validate)"] = timed(bare, False)
     figures["+ RBAC decision (cached per version)"] = timed(with_policy, False)
-    figures["+ durable audit (HMAC chain, SQLite WAL)"] = timed(governed, False)
+    figures["all governed steps, no idempotency key"] = timed(governed, False)
     figures["+ idempotency claim and completion = governed"] = timed(governed, True)
+    figures["governed + a no-op user step"] = timed(stepped, True)
 
     subject = Caller("alice")
     figures["step alone: policy decision"] = median_us(

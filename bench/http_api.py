@@ -68,7 +68,8 @@ def serve(kind: str, port: int, db: str) -> None:
 
         yard = Yard.from_settings(Settings(database=db, builtins=False, plugin_dirs=(PLUGINS,)))
         counts = {"audit": 0, "responses": 0}
-        inner = yard.executor.audit if kind == "plugyard" else None
+        governance = yard.governance
+        inner = governance.audit if kind == "plugyard" and governance is not None else None
 
         class CountingAudit:
             """Counts events, then hands them to the yard's own sink (the durable,
@@ -87,7 +88,13 @@ def serve(kind: str, port: int, db: str) -> None:
                 if inner is not None:
                     inner.flush_pending()  # type: ignore[attr-defined]
 
-        yard.executor.audit = CountingAudit()  # type: ignore[assignment]
+        from plugyard.governance.audit.step import AuditStep
+
+        # The audit step of the call path, writing through the counter.
+        yard.executor.steps = [
+            AuditStep(CountingAudit()) if step.name == "audit" else step  # type: ignore[arg-type]
+            for step in yard.executor.steps
+        ]
         app = create_app(yard, ServerSettings(health_checks=False))
 
         # Plain ASGI, not ``@app.middleware``: Starlette's BaseHTTPMiddleware costs more

@@ -50,7 +50,8 @@ def test_calls_go_through_the_executor_and_are_audited(db: str) -> None:
         bad = asyncio.run(yard.call("calculator", params={"expression": 7}))
         assert bad.error is not None
         assert bad.error.code == "invalid_parameters"
-        assert [e.status for e in yard.executor.audit] == ["success", "error"]  # type: ignore[attr-defined]
+        assert yard.governance is not None
+        assert [e.status for e in yard.governance.audit] == ["success", "error"]
 
 
 def test_a_broken_plugin_folder_is_skipped_and_the_others_load(db: str, tmp_path: Path) -> None:

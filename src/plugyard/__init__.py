@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     )
     from plugyard.execution.executor import CallRequest, Executor
     from plugyard.execution.result import Result
+    from plugyard.execution.steps import StepBase, StepView
     from plugyard.manifest.exporters.dialect import to_dialect
     from plugyard.manifest.exporters.functions import export_tools, tool_names
     from plugyard.manifest.load import ManifestDocument, load_data, load_file, load_text
@@ -85,6 +86,8 @@ _WHERE = {
     "Settings": "plugyard.yard",
     "Telemetry": "plugyard.telemetry",
     "TelemetrySettings": "plugyard.telemetry",
+    "StepBase": "plugyard.execution.steps",
+    "StepView": "plugyard.execution.steps",
     "Store": "plugyard.store.store",
     "SubprocessRuntime": "plugyard.manifest.model",
     "UnsupportedTypeError": "plugyard.errors",
@@ -129,6 +132,8 @@ __all__ = [
     "Registry",
     "Result",
     "Settings",
+    "StepBase",
+    "StepView",
     "Store",
     "SubprocessRuntime",
     "Telemetry",

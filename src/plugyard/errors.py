@@ -96,6 +96,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "invalid_output": ErrorSpec(502, "The plugin returned something that is not a result."),
     "output_validation_error": ErrorSpec(500, "The plugin's data breaks its output schema."),
     "timeout": ErrorSpec(504, "The call did not finish before its deadline."),
+    "step_failed": ErrorSpec(
+        500, "A step the application added to the call path raised (details: step, hook)."
+    ),
     "cancelled": ErrorSpec(499, "The caller cancelled the call."),
     "permission_denied": ErrorSpec(
         403, "Policy does not allow this call, or the caller lacks the management right."

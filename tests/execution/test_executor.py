@@ -12,10 +12,12 @@ import pytest
 from plugyard.errors import CallError
 from plugyard.execution.executor import CallRequest, Executor, Limits
 from plugyard.execution.result import Result
+from plugyard.governance.audit.event import MemoryAuditSink
 from plugyard.governance.policy.base import Decision
 from plugyard.manifest.model import Operation
 from plugyard.runtimes.base import CallContext, Outcome, Progress
 from plugyard.types import Caller
+from plugyard.yard.steps import call_path
 
 from .conftest import FunctionRuntime, Table, descriptor
 
@@ -235,7 +237,7 @@ def test_the_policy_is_asked_and_deny_stops_the_call(
     table.add(descriptor("math", ADD))
     ran: list[int] = []
     runtime.functions[("math", "add")] = lambda a, b: ran.append(1)
-    executor = Executor(table, {"python": runtime}, policy=Deny())
+    executor = Executor(table, {"python": runtime}, steps=call_path(table, policy=Deny()))
     ctx = CallContext(request_id="r1", subject="alice")
     result = call(executor, params={"a": 1, "b": 2}, context=ctx)
     assert result.error is not None
@@ -257,10 +259,20 @@ def test_budget_below_max_llm_calls_skips_the_plugin(
     assert result.error.code == "budget_exceeded"
 
 
-def test_every_call_leaves_one_audit_event_without_the_parameters(executor: Executor) -> None:
+def audited(executor: Executor, table: Table) -> MemoryAuditSink:
+    """``executor`` with an audit step (in memory) around its call path."""
+    sink = MemoryAuditSink()
+    executor.steps = call_path(table, audit=sink)
+    return sink
+
+
+def test_every_call_leaves_one_audit_event_without_the_parameters(
+    executor: Executor, table: Table
+) -> None:
+    sink = audited(executor, table)
     call(executor, params={"a": 1, "b": 2})
     call(executor, plugin="nope")
-    events = list(executor.audit)  # type: ignore[call-overload]
+    events = list(sink)
     assert [(e.plugin_id, e.status, e.error_code) for e in events] == [
         ("math", "success", None),
         ("nope", "error", "plugin_not_found"),
@@ -298,8 +310,9 @@ def test_streaming_yields_progress_then_the_result(table: Table, runtime: Functi
 
 
 def test_cancellation_reaches_the_plugin_and_is_audited(
-    executor: Executor, runtime: FunctionRuntime
+    executor: Executor, runtime: FunctionRuntime, table: Table
 ) -> None:
+    sink = audited(executor, table)
     cancelled = asyncio.Event()
     started = asyncio.Event()
 
@@ -323,7 +336,7 @@ def test_cancellation_reaches_the_plugin_and_is_audited(
         assert cancelled.is_set()
 
     asyncio.run(scenario())
-    assert [e.error_code for e in executor.audit] == ["cancelled"]  # type: ignore[attr-defined]
+    assert [e.error_code for e in sink] == ["cancelled"]
 
 
 def test_params_that_are_not_a_mapping_are_misuse(executor: Executor) -> None:

@@ -18,7 +18,7 @@ from plugyard.runtimes.base import CallContext, Outcome, Target
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from execution.conftest import Table, descriptor
-from execution.governed import governed
+from governance.governed import governed
 
 
 class ContextRuntime:

@@ -289,7 +289,8 @@ def test_every_stage_is_an_executor_call_with_the_runs_request_id_and_subject(ya
         roles=("reader",),
         request_id="req-77",
     )
-    events = [e for e in yard.executor.audit if e.request_id == "req-77"]  # type: ignore[attr-defined]
+    assert yard.governance is not None
+    events = [e for e in yard.governance.audit if e.request_id == "req-77"]
     assert result.request_id == "req-77" and len(events) == 2
     assert {e.subject for e in events} == {"alice"}
 

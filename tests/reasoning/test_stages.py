@@ -87,7 +87,7 @@ def test_stage_calls_go_through_the_executor() -> None:
         "gs-a.solve",
         "plan-a.record_outcome",
     ]
-    assert [e.plugin_id for e in lab.executor.audit] == [s.split(".")[0] for s in seen]  # type: ignore[attr-defined]
+    assert [e.plugin_id for e in lab.audit] == [s.split(".")[0] for s in seen]
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node.js is not installed")

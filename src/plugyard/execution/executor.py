@@ -1,10 +1,13 @@
 """The executor: the only way any part of plugyard runs a plugin (DESIGN.md §4).
 
-resolve plugin and operation → policy decision → (governed: approval receipt,
-idempotency claim, secrets present, ``x-binding`` parameters — ``execution.governance``)
-→ budget check → parameters validated → one deadline → dispatch to the runtime → output
-validated → oversized output cut (full copy kept by reference) → audit event (governed:
-durable, with the idempotency key completed) → result envelope.
+It runs an ordered list of steps (:mod:`plugyard.execution.steps`) around the runtime:
+every step's ``before`` in order (any may refuse), then — unless one refused — dispatch
+under one deadline, the output validated and an oversized one cut (full copy kept by
+reference), then the result envelope through every entered step's ``after`` in reverse
+order. Which steps, in which order, the composition root decides: a bare yard runs
+``resolve → budget → validate``; a governed one adds policy, approvals, idempotency,
+secrets, identities, bindings, the host services and, on the way out, scrub → complete →
+audit (``plugyard.yard.steps``).
 
 Every outcome — an unknown plugin, bad parameters, a plugin that raises, hangs, returns
 the wrong shape or too much — is a :class:`Result` with a documented error code; only
@@ -17,7 +20,7 @@ import asyncio
 import itertools
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,38 +31,33 @@ from plugyard.execution.host import Host, make_host
 from plugyard.execution.overlay import OVERLAY, HostContext, OverlayError, split
 from plugyard.execution.payloads import MemoryPayloadStore, PayloadStore
 from plugyard.execution.result import Result
-from plugyard.execution.validation import SchemaError, Validators, with_defaults
-from plugyard.governance.audit.event import AuditEvent, AuditSink, MemoryAuditSink, params_hash
-from plugyard.governance.core import Governance, Governed
-from plugyard.governance.policy.base import ALLOW_ALL, AllowAll, Decision, Policy, Subject
-from plugyard.manifest.model import Operation
-from plugyard.manifest.nearest import close_matches, nearest
-from plugyard.registry.model import RegisteredPlugin
-from plugyard.runtimes.base import (
-    Answer,
-    CallContext,
-    ErrorInfo,
-    Outcome,
-    Progress,
-    Runtime,
-    Target,
+from plugyard.execution.steps import (
+    UNSET,
+    Budget,
+    Call,
+    PluginLookup,
+    Resolve,
+    Step,
+    Validate,
+    compile_steps,
+    find_operation,
+    refuse,
+    traced_steps,
 )
-from plugyard.telemetry import CallSpan, CallTracer, call_tracer
+from plugyard.execution.validation import SchemaError, Validators, with_defaults
+from plugyard.manifest.model import Operation
+from plugyard.runtimes.base import Answer, CallContext, Outcome, Progress, Runtime, Target
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
+
+__all__ = ["CallRequest", "Executor", "Limits", "PluginLookup", "new_request_id"]
 
 
 class Offload(Protocol):
     """Where operations marked ``heavy`` run instead (execution.backend: a Ray cluster)."""
 
     async def call(self, request: CallRequest) -> Result: ...
-
-
-class PluginLookup(Protocol):
-    """Where the executor finds plugins (the registry, or a test double)."""
-
-    def find(self, plugin_id: str) -> RegisteredPlugin | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,57 +89,53 @@ def new_request_id() -> str:
     return f"{_ID_PREFIX}{next(_ID_COUNTER):010x}"
 
 
-@dataclass(slots=True)
-class _Call:
-    """What the steps of one call share."""
-
-    request: CallRequest
-    context: CallContext
-    started: float
-    wall: float
-    plugin: RegisteredPlugin | None = None
-    operation: Operation | None = None
-    decision: Decision | None = None
-    data: Any = None
-    payload_ref: str | None = None
-    gov: Governed | None = None
-    #: Shu's ``params.__host`` overlay, taken out of the parameters (execution.overlay)
-    host_context: HostContext | None = None
-    overlay_fault: OverlayError | None = None
-    span: CallSpan | None = None  # the call's span, when telemetry is on
+def core_steps(plugins: PluginLookup, validators: Validators | None = None) -> list[Step]:
+    """The steps of a bare yard: the plugin and operation, availability and budget, the
+    parameters."""
+    return traced_steps([Resolve(plugins), Budget(), Validate(validators or Validators())])
 
 
 class Executor:
-    """Runs operations of registered plugins under one policy."""
+    """Runs operations of registered plugins through one list of steps."""
 
     def __init__(
         self,
         plugins: PluginLookup,
         runtimes: Mapping[str, Runtime],
         *,
-        policy: Policy | None = None,
-        audit: AuditSink | None = None,
+        steps: Sequence[Step] | None = None,
         payloads: PayloadStore | None = None,
         limits: Limits | None = None,
-        governance: Governance | None = None,
     ) -> None:
         self._plugins = plugins
-        self._governance = governance
         self._runtimes = dict(runtimes)
-        self._policy = policy or AllowAll()
-        # `is None`, not `or`: a sink that is empty so far has len() 0 and is falsy.
-        self.audit = audit if audit is not None else MemoryAuditSink()
         self._payloads = payloads or MemoryPayloadStore()
         self._limits = limits or Limits()
         self._validators = Validators()
         self._hosts: dict[tuple[str, str], Host] = {}
         self._targets: dict[tuple[str, str], Target] = {}
-        self._allow_all = isinstance(self._policy, AllowAll)
+        self.steps = core_steps(plugins, self._validators) if steps is None else steps
         #: The backend heavy operations run on; ``None`` runs everything here. The
         #: backend's worker runs them through an executor of its own without one.
         self.offload: Offload | None = None
-        #: Spans and call metrics (plugyard.telemetry); ``None`` when telemetry is off.
-        self.tracer: CallTracer | None = call_tracer()
+
+    @property
+    def steps(self) -> list[Step]:
+        """The call path, outermost first (a copy: set the property to change it)."""
+        return list(self._steps)
+
+    @steps.setter
+    def steps(self, steps: Sequence[Step]) -> None:
+        compiled = compile_steps(steps)
+        self._steps = tuple(steps)
+        self._befores = compiled.befores
+        self._afters = compiled.afters
+        self._settles = compiled.settles
+
+    @property
+    def step_names(self) -> tuple[str, ...]:
+        """The order of the call path, as data (outermost first)."""
+        return tuple(s.name for s in self._steps)
 
     # ----------------------------------------------------------------- public API
 
@@ -150,15 +144,22 @@ class Executor:
         if self.offload is not None and self._heavy(request):
             return await self.offload.call(request)
         call = self._begin(request)
+        afters = self._afters
         try:
-            result = self._prepare(call) or await self._run(call)
+            for before, unwind in self._befores:
+                outcome = before(call)
+                if outcome is not None:
+                    afters = unwind
+                    break
+            else:
+                outcome = await self._run(call)
         except asyncio.CancelledError:
-            self._finish_cancelled(call)
+            self._unwind(call, refuse("cancelled", "the caller cancelled the call"), afters)
             raise
-        finished = self._finish(call, result)
-        if self._settle is not None:  # the audit event is durable before the result is out
-            await self._settle()
-        return finished
+        result = self._unwind(call, outcome, afters)
+        for settle in self._settles:  # e.g. the audit event is durable before the result
+            await settle()
+        return result
 
     async def stream(self, request: CallRequest) -> AsyncIterator[Progress | Result]:
         """Run one operation: progress events first (streaming operations), then the result."""
@@ -166,139 +167,80 @@ class Executor:
             yield await self.offload.call(request)  # a heavy operation's progress stays there
             return
         call = self._begin(request)
+        afters = self._afters
+        outcome: Outcome | None = None
         try:
-            refusal = self._prepare(call)
-            if refusal is not None:
-                finished = self._finish(call, refusal)
-                if self._settle is not None:
-                    await self._settle()
-                yield finished
-                return
-            result: Outcome | None = None
-            async for item in self._run_streaming(call):
-                if isinstance(item, Outcome):
-                    result = item
-                else:
-                    yield item
-            assert result is not None
+            for before, unwind in self._befores:
+                outcome = before(call)
+                if outcome is not None:
+                    afters = unwind
+                    break
+            else:
+                async for item in self._run_streaming(call):
+                    if isinstance(item, Outcome):
+                        outcome = item
+                    else:
+                        yield item
+            assert outcome is not None
         except asyncio.CancelledError:
-            self._finish_cancelled(call)
+            self._unwind(call, refuse("cancelled", "the caller cancelled the call"), afters)
             raise
-        finished = self._finish(call, result)
-        if self._settle is not None:
-            await self._settle()
-        yield finished
+        result = self._unwind(call, outcome, afters)
+        for settle in self._settles:
+            await settle()
+        yield result
 
     def _heavy(self, request: CallRequest) -> bool:
         plugin = self._plugins.find(request.plugin_id)
-        operation = _operation(plugin, request.operation) if plugin is not None else None
+        operation = find_operation(plugin, request.operation) if plugin is not None else None
         return operation is not None and operation.heavy
 
-    # ----------------------------------------------------------------- the steps
+    # ----------------------------------------------------------------- the call
 
-    def _prepare(self, call: _Call) -> Outcome | None:
-        """Everything before the plugin runs; a refusal is returned, not raised."""
-        request = call.request
-        plugin = self._plugins.find(request.plugin_id)
-        if plugin is None:
-            return self._unknown_plugin(call)
-        call.plugin = plugin
-        operation = _operation(plugin, request.operation)
-        if operation is None:
-            return _unknown_operation(plugin, request.operation)
-        call.operation = operation
-        if call.overlay_fault is not None:
-            fault = call.overlay_fault
-            return _refuse("invalid_parameters", f"{fault.pointer}: {fault}",
-                           errors=[{"pointer": fault.pointer, "message": str(fault)}])  # fmt: skip
-        if self._allow_all:
-            decision = ALLOW_ALL  # the question is trivial; skip building a Subject
-        else:
-            context = call.context
-            subject = Subject(context.subject, context.roles, context.permissions)
-            decision = self._policy.decide(subject, plugin.id, operation.id, request.params)
-        call.decision = decision
-        if decision.outcome == "deny":
-            return _refuse("permission_denied", decision.reason)
-        governance = self._governance
-        if governance is not None:
-            call.gov = Governed()
-            admitted = governance.admit(
-                plugin, operation, request.params, call.context, decision,
-                request.approval_receipt, call.gov,
-            )  # fmt: skip
-            if admitted is not None:
-                call.data = admitted.data  # a pending receipt, or a replayed result
-                return admitted
-        if not plugin.available:
-            return _refuse("plugin_unavailable", plugin.unavailable_reason or "unavailable")
-        budget = call.context.budgets.get("llm_calls")
-        needed = plugin.descriptor.max_llm_calls
-        if isinstance(budget, int | float) and needed is not None and needed > budget:
-            return Outcome(
-                status="skipped-budget",
-                error=ErrorInfo("budget_exceeded", f"needs up to {needed} LLM calls", {}),
-            )
-        try:
-            faults = self._validators.check(
-                (plugin.content_hash, operation.id, "in"), operation.parameters, request.params
-            )
-        except SchemaError as exc:
-            return _refuse("plugin_unavailable", f"parameters schema is invalid: {exc}")
-        if faults:
-            first = faults[0]
-            return _refuse(
-                "invalid_parameters",
-                f"{first.pointer or '/'}: {first.message}",
-                errors=[f.to_dict() for f in faults],
-                schema=operation.parameters,
-            )
-        if call.gov is not None and governance is not None:
-            return governance.commit(call.gov)  # spends what the call consumes, last
-        return None
-
-    def _unknown_plugin(self, call: _Call) -> Outcome:
-        """``plugin_not_found``, naming the nearest id the caller may call — never one it
-        may not (a suggestion must not reveal what a listing would hide)."""
-        wanted = call.request.plugin_id
-        message = f"no plugin {wanted!r}"
-        ids = getattr(self._plugins, "ids", None)
-        if callable(ids):
-            context = call.context
-            subject = Subject(context.subject, context.roles, context.permissions)
-            for guess in close_matches(wanted, ids()):
-                found = self._plugins.find(guess)
-                if found is not None and any(
-                    self._policy.decide(subject, guess, op.id, {}).outcome != "deny"
-                    for op in found.descriptor.operations
-                ):
-                    message += f" — did you mean {guess!r}?"
-                    break
-        return _refuse("plugin_not_found", message)
-
-    def _begin(self, request: CallRequest) -> _Call:
-        if not isinstance(request.params, Mapping):
+    def _begin(self, request: CallRequest) -> Call:
+        params = request.params
+        if not isinstance(params, Mapping):
             raise CallError("params must be a mapping", code="invalid_request")
         context = request.context or CallContext(request_id=new_request_id())
-        if OVERLAY not in request.params:
-            call = _Call(request, context, time.perf_counter(), time.time())
-        else:
-            fault = None
-            try:
-                params, host_context = split(request.params)
-            except OverlayError as exc:
-                params, host_context, fault = dict(request.params), HostContext(), exc
-            stripped = CallRequest(request.plugin_id, request.operation, params,
-                                   request.context, request.timeout_ms,
-                                   request.approval_receipt)  # fmt: skip
-            call = _Call(stripped, context, time.perf_counter(), time.time())
-            call.host_context, call.overlay_fault = host_context, fault
-        if self.tracer is not None:
-            call.span = self.tracer.start(request.plugin_id, request.operation, None,
-                                          context.subject, context.request_id)  # fmt: skip
+        if OVERLAY not in params:
+            return Call(request.plugin_id, request.operation, params, context,
+                        time.perf_counter(), time.time(), request.timeout_ms,
+                        request.approval_receipt)  # fmt: skip
+        fault = None
+        try:
+            params, host_context = split(params)
+        except OverlayError as exc:
+            params, host_context, fault = dict(request.params), HostContext(), exc
+        call = Call(request.plugin_id, request.operation, params, context, time.perf_counter(),
+                    time.time(), request.timeout_ms, request.approval_receipt)  # fmt: skip
+        call.host_context, call.overlay_fault = host_context, fault
         return call
 
-    def _target(self, call: _Call) -> tuple[Runtime | None, Target, Operation]:
+    def _unwind(self, call: Call, outcome: Outcome, afters: tuple[Any, ...]) -> Result:
+        """The result envelope, through the ``after`` of every step whose ``before`` ran."""
+        duration_ms = (time.perf_counter() - call.started) * 1000.0
+        cost = dict(outcome.cost) if outcome.cost else {}
+        cost["duration_ms"] = round(duration_ms, 3)
+        data = call.data
+        result = Result(
+            status=outcome.status,
+            data=outcome.data if data is UNSET else data,
+            error=outcome.error,
+            cost=cost,
+            diagnostics=outcome.diagnostics if call.context.debug else (),
+            skips=outcome.skips,
+            citations=outcome.citations,
+            next_cursor=outcome.next_cursor,
+            plugin_id=call.plugin_id if call.plugin is None else call.plugin.id,
+            operation=call.operation_id,
+            request_id=call.context.request_id,
+            payload_ref=call.payload_ref,
+        )
+        for after in afters:
+            result = after(call, result)
+        return result
+
+    def _target(self, call: Call) -> tuple[Runtime | None, Target, Operation]:
         plugin, operation = call.plugin, call.operation
         assert plugin is not None and operation is not None
         runtime = self._runtimes.get(plugin.descriptor.runtime.kind)
@@ -309,7 +251,7 @@ class Executor:
             self._targets[key] = target
         return runtime, target, operation
 
-    async def _run(self, call: _Call) -> Outcome:
+    async def _run(self, call: Call) -> Outcome:
         """Dispatch under one deadline; progress of a streaming operation is dropped.
 
         Kept apart from :meth:`_run_streaming` on purpose: an async generator on the
@@ -341,24 +283,25 @@ class Executor:
                         outcome = item
                         break
         except TimeoutError:
-            return _refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
+            return refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
         except PlugyardError as exc:
-            return _refuse(exc.code, exc.message)
+            return refuse(exc.code, exc.message)
         return self._check_output(call, operation, outcome)
 
     def _invoke(
-        self, runtime: Runtime, target: Target, operation: Operation, call: _Call
+        self, runtime: Runtime, target: Target, operation: Operation, call: Call
     ) -> Awaitable[Answer]:
-        params = dict(call.request.params)  # the plugin may not change the caller's mapping
-        gov = call.gov
-        if gov is not None:
-            gov.dispatched = True
-            if gov.params is not None:
-                params = dict(gov.params)  # with x-binding values the caller never sees
+        params = dict(call.arguments)  # the plugin may not change the caller's mapping
+        fills = call.fills
+        if fills:  # x-binding values the caller never sees (and the audit never hashes)
+            for name, value in fills.items():
+                params.setdefault(name, value)
+        call.dispatched = True
         params = with_defaults(operation.parameters, params)
-        return runtime.invoke(target, operation, params, call.context, self._host(call))
+        host = call.host if call.host is not None else self._host(call)
+        return runtime.invoke(target, operation, params, call.context, host)
 
-    async def _run_streaming(self, call: _Call) -> AsyncIterator[Progress | Outcome]:
+    async def _run_streaming(self, call: Call) -> AsyncIterator[Progress | Outcome]:
         runtime, target, operation = self._target(call)
         if runtime is None:
             yield _no_runtime(target)
@@ -377,25 +320,25 @@ class Executor:
                             break
                         yield item
         except TimeoutError:
-            yield _refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
+            yield refuse("timeout", f"no result within {timeout * 1000:.0f} ms")
             return
         except PlugyardError as exc:
-            yield _refuse(exc.code, exc.message)
+            yield refuse(exc.code, exc.message)
             return
         yield self._check_output(call, operation, outcome)
 
-    def _check_output(self, call: _Call, operation: Operation, outcome: Outcome | None) -> Outcome:
+    def _check_output(self, call: Call, operation: Operation, outcome: Outcome | None) -> Outcome:
         """Normalise, validate and size-check what the plugin produced."""
         assert call.plugin is not None
         if outcome is None:
-            return _refuse("invalid_output", "the operation ended without a result")
+            return refuse("invalid_output", "the operation ended without a result")
         if not isinstance(outcome, Outcome):
-            return _refuse("invalid_output", f"runtime answered {type(outcome).__name__}")
+            return refuse("invalid_output", f"runtime answered {type(outcome).__name__}")
         data = outcome.data
         try:
             encoded = _encode(data)
         except (TypeError, ValueError, OverflowError) as exc:
-            return _refuse("invalid_output", f"output is not JSON: {exc}")
+            return refuse("invalid_output", f"output is not JSON: {exc}")
         if not isinstance(data, str | int | float | bool | type(None)):
             # Normalise to what a client will see (tuples, sets, dataclasses → JSON), so
             # the output schema judges exactly that.
@@ -406,9 +349,9 @@ class Executor:
                     (call.plugin.content_hash, operation.id, "out"), operation.output_schema, data
                 )
             except SchemaError as exc:
-                return _refuse("output_validation_error", f"output schema is invalid: {exc}")
+                return refuse("output_validation_error", f"output schema is invalid: {exc}")
             if faults:
-                return _refuse(
+                return refuse(
                     "output_validation_error",
                     f"{faults[0].pointer or '/'}: {faults[0].message}",
                     errors=[f.to_dict() for f in faults],
@@ -425,129 +368,28 @@ class Executor:
         call.data = data
         return outcome
 
-    def _finish(self, call: _Call, outcome: Outcome) -> Result:
-        """Audit the call and build its one result envelope."""
-        duration_ms = (time.perf_counter() - call.started) * 1000.0
-        plugin_id = call.plugin.id if call.plugin else call.request.plugin_id
-        operation = call.operation.id if call.operation else call.request.operation
-        decision = call.decision
-        error = outcome.error
-        gov = call.gov
-        if call.span is not None and self.tracer is not None:
-            plugin = call.plugin  # None: the name was the caller's, never resolved
-            self.tracer.end(call.span, outcome.status, error.code if error else None,
-                            duration_ms, plugin=plugin.id if plugin else None,
-                            operation=operation if call.operation else None,
-                            runtime=plugin.descriptor.runtime.kind if plugin else None)  # fmt: skip
-        event = AuditEvent(
-            call.context.request_id,
-            call.context.subject,
-            plugin_id,
-            operation,
-            params_hash(call.request.params),
-            decision.outcome if decision else "none",
-            outcome.status,
-            error.code if error else None,
-            call.wall,
-            duration_ms,
-            decision.policy_version if decision else None,
-            gov.approver if gov is not None else None,
-        )
-        cost = dict(outcome.cost) if outcome.cost else {}
-        cost["duration_ms"] = round(duration_ms, 3)
-        result = Result(
-            status=outcome.status,
-            data=call.data,
-            error=error,
-            cost=cost,
-            diagnostics=outcome.diagnostics if call.context.debug else (),
-            skips=outcome.skips,
-            citations=outcome.citations,
-            next_cursor=outcome.next_cursor,
-            plugin_id=plugin_id,
-            operation=operation,
-            request_id=call.context.request_id,
-            payload_ref=call.payload_ref,
-        )
-        if gov is not None and self._governance is not None:
-            return self._governance.conclude(gov, result, event, self.audit)
-        self.audit.emit(event)
-        return result
-
     # ----------------------------------------------------------------- helpers
 
-    def _finish_cancelled(self, call: _Call) -> None:
-        self._finish(call, _refuse("cancelled", "the caller cancelled the call"))
-        flush = getattr(self.audit, "flush_pending", None)
-        if flush is not None:
-            flush()
-
-    @property
-    def audit(self) -> AuditSink:
-        return self._audit
-
-    @audit.setter
-    def audit(self, sink: AuditSink) -> None:
-        self._audit = sink
-        # The sink's group-commit wait, when it batches (the durable chain); looked up
-        # once here, not on every call.
-        self._settle: Callable[[], Awaitable[None]] | None = getattr(sink, "settle", None)
-
-    def _timeout_s(self, call: _Call) -> float:
+    def _timeout_s(self, call: Call) -> float:
         assert call.plugin is not None
         candidates = [self._limits.default_timeout_ms]
         if call.plugin.descriptor.timeout_ms:
             candidates = [call.plugin.descriptor.timeout_ms]
-        if call.request.timeout_ms is not None:
-            candidates.append(call.request.timeout_ms)
+        if call.timeout_ms is not None:
+            candidates.append(call.timeout_ms)
         return max(min(candidates), 1) / 1000.0
 
-    def _host(self, call: _Call) -> Host:
+    def _host(self, call: Call) -> Host:
+        """The plugin's plain host object (cached); a step may give a call its own."""
         plugin = call.plugin
         assert plugin is not None
         key = (plugin.id, plugin.content_hash)
         host = self._hosts.get(key)
         if host is None:
-            host = make_host(plugin.id, plugin.descriptor.host_capabilities)
-            if self._governance is not None:
-                host = host.extended(self._governance.plugin_services(plugin))
-            self._hosts[key] = host
-        if call.gov is not None and self._governance is not None:
-            return self._governance.host_for(
-                host, plugin, call.context, call.gov, call.host_context
-            )
+            host = self._hosts[key] = make_host(plugin.id, plugin.descriptor.host_capabilities)
         return host
-
-
-def _refuse(code: str, message: str, **details: Any) -> Outcome:
-    """A refusal by the call path itself (not by the plugin)."""
-    status = "timeout" if code == "timeout" else "error"
-    return Outcome(status=status, error=ErrorInfo(code, message, details))
-
-
-def _unknown_operation(plugin: RegisteredPlugin, name: str | None) -> Outcome:
-    names = [op.id for op in plugin.descriptor.operations]
-    listed = ", ".join(names)
-    if name is None:
-        message = f"plugin {plugin.id!r} has several operations: {listed} — name one"
-    else:
-        guess = nearest(name, names)
-        hint = f" — did you mean {guess!r}?" if guess else f" (it has: {listed})"
-        message = f"plugin {plugin.id!r} has no operation {name!r}{hint}"
-    return _refuse("operation_not_found", message, operations=names)
 
 
 def _no_runtime(target: Target) -> Outcome:
     kind = target.descriptor.runtime.kind
-    return _refuse("plugin_unavailable", f"no {kind!r} runtime on this host")
-
-
-def _operation(plugin: RegisteredPlugin, name: str | None) -> Operation | None:
-    operations = plugin.descriptor.operations
-    if name is None:
-        return operations[0] if len(operations) == 1 else None
-    for op in operations:
-        if op.id == name:
-            return op
-    normalised = name.lower().replace("-", "_").replace(" ", "_")
-    return next((op for op in operations if op.id.lower() == normalised), None)
+    return refuse("plugin_unavailable", f"no {kind!r} runtime on this host")

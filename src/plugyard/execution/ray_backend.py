@@ -35,7 +35,6 @@ from plugyard.errors import PlugyardError
 from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.ray_worker import WorkerSpec, run_call
 from plugyard.execution.result import Result, failure
-from plugyard.governance.audit.event import AuditEvent, AuditSink, params_hash
 from plugyard.runtimes.base import CallContext
 
 __all__ = ["RayBackend", "WorkerSpec"]
@@ -59,7 +58,7 @@ class RayBackend:
         default_timeout_ms: int = 30_000,
         grace_s: float = 10.0,
         task_cpus: float = 1.0,
-        audit: AuditSink | None = None,
+        audit: Callable[[CallRequest, Result, float], Awaitable[None]] | None = None,
     ) -> None:
         self.address = address
         self._worker = worker
@@ -194,16 +193,8 @@ class RayBackend:
             cost={"duration_ms": round((time.time() - started) * 1000, 3)},
         )
         if code != "cancelled" and self._audit is not None:
-            self._audit.emit(
-                AuditEvent(
-                    context.request_id, context.subject, request.plugin_id, request.operation,
-                    params_hash(request.params), "none", result.status, code, started,
-                    (time.time() - started) * 1000,
-                )
-            )  # fmt: skip
-            settle: Callable[[], Awaitable[None]] | None = getattr(self._audit, "settle", None)
-            if settle is not None:
-                await settle()
+            # The worker audits every call it ran; this one never reached it.
+            await self._audit(request, result, started)
         return result
 
 

@@ -17,10 +17,14 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from plugyard.errors import GovernanceError
+from plugyard.execution.steps import NOTHING, Call, refuse
+from plugyard.governance.digest import request_digest
 from plugyard.governance.policy.base import Decision
+from plugyard.governance.policy.step import decision_of
+from plugyard.runtimes.base import Outcome
 from plugyard.store.approvals import ApprovalRepository, ApprovalRow, ApprovalState
 from plugyard.types import Caller
 
@@ -187,3 +191,123 @@ def _well_formed(receipt: Any) -> bool:
         and len(receipt) == _RECEIPT_LENGTH
         and receipt.startswith(RECEIPT_PREFIX)
     )
+
+
+# ------------------------------------------------------------------ the call path's steps
+#
+# Three places on the path: a call that needs an approval and brings no receipt gets
+# one (``approval``, right after the policy); a receipt is checked once the idempotency
+# key is claimed (``receipt``: a retry of an approved call gets the stored result, not
+# ``receipt_used``); and it is spent last (``redeem``, after the parameters check), so a
+# refusal for another reason never costs the caller the receipt.
+
+#: Per-call slots: the request digest and the receipt checked; the approver.
+DIGEST = "approval.digest"
+CHECKED = "receipt"
+APPROVER = "redeem"
+
+
+def call_digest(call: Call) -> str:
+    """The digest of the exact request (plugin, operation, arguments, subject), once."""
+    digest: str | None = call.state.get(DIGEST)
+    if digest is None:
+        assert call.plugin is not None and call.operation is not None
+        digest = call.state[DIGEST] = request_digest(
+            call.plugin.id, call.operation.id, call.arguments, call.context.subject
+        )
+    return digest
+
+
+class HasDesk(Protocol):
+    """Where the approval steps find the desk (read per call: it may be replaced)."""
+
+    approvals: ApprovalDesk
+
+
+def _needs_approval(call: Call) -> bool:
+    decision = decision_of(call)
+    return decision is not None and decision.outcome == "allow_with_approval"
+
+
+class ApprovalStep:
+    """``allow_with_approval`` without a receipt → ``pending_approval`` with one."""
+
+    name = "approval"
+    after = NOTHING
+
+    def __init__(
+        self,
+        holder: HasDesk,
+        scrub: Callable[[Any], Any],
+        ttl_s: Callable[[], float],
+    ) -> None:
+        self.holder, self.scrub, self.ttl_s = holder, scrub, ttl_s
+
+    def before(self, call: Call) -> Outcome | None:
+        if call.receipt is not None or not _needs_approval(call):
+            return None
+        plugin, operation, decision = call.plugin, call.operation, decision_of(call)
+        assert plugin is not None and operation is not None and decision is not None
+        subject = call.context.subject
+        preview = {
+            "plugin": plugin.id,
+            "operation": operation.id,
+            "subject": subject,
+            "params": self.scrub(dict(call.arguments)),
+            "reason": decision.reason,
+        }
+        pending = self.holder.approvals.request(
+            digest=call_digest(call),
+            subject=subject,
+            plugin_id=plugin.id,
+            operation=operation.id,
+            preview=preview,
+            policy_version=decision.policy_version,
+            ttl_s=self.ttl_s(),
+        )
+        return Outcome(status="pending_approval", data=pending.to_dict())
+
+
+class ReceiptStep:
+    """A receipt is bound to this exact request, unused, unexpired and approved — checked,
+    not yet spent (else the receipt's own error code)."""
+
+    name = "receipt"
+    after = NOTHING
+
+    def __init__(self, holder: HasDesk) -> None:
+        self.holder = holder
+
+    def before(self, call: Call) -> Outcome | None:
+        receipt = call.receipt
+        if receipt is None or not _needs_approval(call):
+            return None
+        digest = call_digest(call)
+        try:
+            self.holder.approvals.check(receipt, digest)
+        except GovernanceError as exc:
+            return refuse(exc.code, exc.message)
+        call.state[CHECKED] = digest
+        return None
+
+
+class RedeemStep:
+    """The last step before the plugin runs: the checked receipt is spent. Only a receipt
+    spent in the meantime (a concurrent redemption) refuses here."""
+
+    name = "redeem"
+    after = NOTHING
+
+    def __init__(self, holder: HasDesk) -> None:
+        self.holder = holder
+
+    def before(self, call: Call) -> Outcome | None:
+        digest = call.state.get(CHECKED)
+        if digest is None or call.receipt is None:
+            return None
+        try:
+            row = self.holder.approvals.redeem(call.receipt, digest)
+        except GovernanceError as exc:
+            return refuse(exc.code, exc.message)
+        call.state[APPROVER] = row.decided_by
+        return None

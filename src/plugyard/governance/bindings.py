@@ -26,9 +26,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from plugyard.errors import GovernanceError
+from plugyard.execution.steps import NOTHING, Call, refuse
+from plugyard.governance.secrets.step import call_op_auth
 from plugyard.governance.secrets.vault import SecretVault
 from plugyard.manifest.bindings import CODE, Binding, bindings, refusal
 from plugyard.manifest.model import Operation, PluginDescriptor
+from plugyard.runtimes.base import Outcome
 
 _CACHE: dict[tuple[str, str, str], tuple[Binding, ...]] = {}
 _CACHE_LIMIT = 10_000
@@ -93,3 +96,44 @@ def bind(
         if value is not None:
             out[binding.prop] = value
     return Bound(out, tuple(missing), used)
+
+
+class BindingsStep:
+    """``x-binding`` parameters are declared and trusted (``binding_undeclared``) and
+    filled in for the plugin — never for the caller's view or the audit hash."""
+
+    name = "bindings"
+    after = NOTHING
+
+    def __init__(self, vault: SecretVault) -> None:
+        self.vault = vault
+
+    def before(self, call: Call) -> Outcome | None:
+        plugin, operation = call.plugin, call.operation
+        assert plugin is not None and operation is not None
+        try:
+            wanted = allowed_bindings(
+                plugin.content_hash, plugin.descriptor, operation, plugin.trust
+            )
+        except GovernanceError as exc:
+            return refuse(exc.code, exc.message)
+        if not wanted:
+            return None
+        auth = call_op_auth(call)
+        arguments = call.arguments
+        bound = bind(
+            arguments,
+            wanted,
+            subject=call.context.subject,
+            identities=call.context.identities,
+            vault=self.vault,
+            scopes={n: s.allowed_scope for n, s in auth.secrets.items()} if auth else None,
+        )
+        if bound.missing_secrets:
+            return refuse(
+                "missing_secrets",
+                f"not configured: {', '.join(bound.missing_secrets)}",
+                missing=list(bound.missing_secrets),
+            )
+        call.fills = {k: v for k, v in bound.params.items() if k not in arguments}
+        return None

@@ -16,6 +16,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from plugyard.execution.result import Result
+from plugyard.execution.steps import NOTHING, Call, refuse
+from plugyard.governance.approvals import call_digest
+from plugyard.governance.host.services import EFFECTS, Effects
+from plugyard.manifest.model import Operation
+from plugyard.runtimes.base import ErrorInfo, Outcome
 from plugyard.store.idempotency import IdempotencyRepository, IdempotencyRow, KeyState
 from plugyard.store.rawdb import Extra
 
@@ -106,3 +112,126 @@ class IdempotencyLedger:
     def release(self, claim: Claim) -> None:
         """The call stopped before the plugin ran: free the key for a retry."""
         self.repository.release(claim.key)
+
+
+# ------------------------------------------------------------------ the call path's steps
+
+#: Per-call slots: the key this call holds; what ``complete`` hands the audit step (the
+#: completion to write in the audit event's transaction, a detail for the event).
+CLAIM = "idempotency"
+COMPLETION = "complete"
+DETAIL = "complete.detail"
+
+#: Ends after which nobody knows whether the plugin's side effect happened: the key is
+#: left "unknown", so a retry is refused rather than run twice.
+_UNKNOWN = frozenset({"cancelled", "worker_lost"})
+#: Runtimes whose work ends with its call: a subprocess request given up is cancelled
+#: or its worker killed, and host calls naming it are no longer served.
+_STOPPED_AT_DEADLINE = frozenset({"subprocess"})
+
+
+class IdempotencyStep:
+    """An idempotency key is claimed atomically; a finished key replays its stored result,
+    the same key with other parameters is ``idempotency_conflict``, an unfinished one
+    ``idempotency_unknown``."""
+
+    name = "idempotency"
+    after = NOTHING
+
+    def __init__(self, ledger: IdempotencyLedger) -> None:
+        self.ledger = ledger
+
+    def before(self, call: Call) -> Outcome | None:
+        context = call.context
+        if context.idempotency_key is None:
+            return None
+        plugin, operation = call.plugin, call.operation
+        assert plugin is not None and operation is not None
+        found = self.ledger.claim(
+            subject=context.subject,
+            key=context.idempotency_key,
+            digest=call_digest(call),
+            plugin_id=plugin.id,
+            operation=operation.id,
+            request_id=context.request_id,
+            read_only=operation.effect == "read" and operation.kind == "call",
+        )
+        if isinstance(found, Refusal):
+            return refuse(found.code, found.message)
+        if isinstance(found, Replay):
+            return _replay(found.result)
+        call.state[CLAIM] = found
+        return None
+
+
+class CompleteStep:
+    """On the way out, the key this call holds: released when the plugin never ran,
+    ``unknown`` after a timeout or cancellation, ``done`` with the result otherwise.
+
+    A call that ended without an answer releases its key too when plugyard knows nothing
+    landed: its work was stopped (a subprocess request is given up, its later host calls
+    refused), it could act only through the host (untrusted, so sandboxed; or a
+    read-only operation), and its :class:`~plugyard.governance.host.services.Effects`
+    ledger recorded no write. The completion is handed to the audit step, to commit in
+    the audit event's transaction."""
+
+    name = "complete"
+    before = NOTHING
+
+    def __init__(self, ledger: IdempotencyLedger) -> None:
+        self.ledger = ledger
+
+    def after(self, call: Call, result: Result) -> Result:
+        effects: Effects | None = call.state.get(EFFECTS)
+        landed = effects.close() if effects is not None else None
+        claim: Claim | None = call.state.get(CLAIM)
+        if claim is None:
+            return result
+        if not call.dispatched:
+            self.ledger.release(claim)
+        elif result.status == "timeout" or (result.error and result.error.code in _UNKNOWN):
+            if _confined(call) and landed == ():
+                # Stopped, and nothing it did landed: as if it never ran.
+                self.ledger.release(claim)
+                call.state[DETAIL] = {
+                    "idempotency": "released",
+                    "reason": "stopped; nothing landed",
+                }
+            else:
+                call.state[COMPLETION] = self.ledger.completion(claim, "unknown", None)
+        else:
+            call.state[COMPLETION] = self.ledger.completion(claim, "done", result.to_dict())
+        return result
+
+
+def _confined(call: Call) -> bool:
+    """Stopped at its deadline and able to act only through the host."""
+    plugin, operation = call.plugin, call.operation
+    assert plugin is not None and operation is not None
+    return plugin.descriptor.runtime.kind in _STOPPED_AT_DEADLINE and (
+        plugin.trust == "untrusted" or _declared_read_only(operation)
+    )
+
+
+def _declared_read_only(operation: Operation) -> bool:
+    """Read-only by the plugin's own word, not by the default of an undeclared effect."""
+    return (
+        operation.effect == "read"
+        and operation.kind == "call"
+        and "effect" in operation.model_fields_set
+    )
+
+
+def _replay(stored: Mapping[str, Any]) -> Outcome:
+    error = stored.get("error")
+    info = ErrorInfo(error["code"], error["message"], error.get("details") or {}) if error else None
+    return Outcome(
+        status=str(stored.get("status", "success")),
+        data=stored.get("data"),
+        error=info,
+        cost={k: v for k, v in (stored.get("cost") or {}).items() if k != "duration_ms"},
+        diagnostics=("replayed: the stored result of an earlier call with this idempotency key",),
+        skips=tuple(stored.get("skips") or ()),
+        citations=tuple(stored.get("citations") or ()),
+        next_cursor=stored.get("next_cursor"),
+    )

@@ -12,16 +12,18 @@ import hashlib
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from plugyard.deferred import Runtimes, part
+from plugyard.deferred import Runtimes, built, part
 from plugyard.errors import PlugyardError
 from plugyard.registry.registry import Registry
 from plugyard.store.store import Store
 from plugyard.yard.governing import Governing
 from plugyard.yard.settings import Settings
+from plugyard.yard.steps import Placement, call_path, with_step
 
 if TYPE_CHECKING:
     from plugyard.execution.backend import Caller, ExecutionBackend
     from plugyard.execution.executor import Executor
+    from plugyard.execution.steps import Step, UserStep
 
 
 class Execution:
@@ -40,17 +42,35 @@ class Execution:
         self.registry = registry
         self.runtimes = runtimes
         self.governing = governing
+        #: the application's own steps, in the order they were added
+        self.added: list[Placement] = []
+
+    def steps(self) -> list[Step]:
+        """The call path of this yard, outermost first (``plugyard.yard.steps``)."""
+        governing = self.governing
+        return call_path(self.registry, policy=governing.policy, governance=governing.governance,
+                         added=self.added)  # fmt: skip
+
+    def add_step(
+        self, step: UserStep, *, before: str | None = None, after: str | None = None
+    ) -> None:
+        """Put an application's step on the call path, just before (outside) or just after
+        (inside) a step named in ``plugyard.yard.steps.GOVERNED``; with neither, just
+        before the parameters are validated (docs/calling.md#steps)."""
+        placement = Placement(step, before, after)
+        with_step(self.steps(), placement)  # a misplaced step is refused here, not later
+        self.added.append(placement)
+        executor = built(self, "executor")
+        if executor is not None:
+            executor.steps = self.steps()
 
     @part
     def executor(self) -> Executor:
         """The one call path."""
         from plugyard.execution.executor import Executor, Limits
 
-        governing = self.governing
-        governance, limits = governing.governance, Limits(self.settings.default_timeout_ms)
-        executor = Executor(self.registry, self.runtimes.lazy, limits=limits,
-                            policy=governing.policy, audit=governance.audit if governance else None,
-                            governance=governance)  # fmt: skip
+        limits = Limits(self.settings.default_timeout_ms)
+        executor = Executor(self.registry, self.runtimes.lazy, limits=limits, steps=self.steps())
         if self.backend is not None:
             executor.offload = self.backend  # heavy operations run there
         return executor
@@ -81,12 +101,14 @@ class Execution:
         # One yard per worker process for equal settings, however many callers share them.
         key = hashlib.sha256(repr(worker_settings).encode()).hexdigest()
         governance = self.governing.governance
+        from plugyard.governance.audit.step import backend_audit
+
         return RayBackend(
             spec.address,
             WorkerSpec(key, functools.partial(worker_executor, worker_settings)),
             connect_timeout_s=self.settings.execution_connect_timeout_s,
             default_timeout_ms=self.settings.default_timeout_ms,
-            audit=governance.audit if governance is not None else None,
+            audit=backend_audit(governance.audit) if governance is not None else None,
         )
 
     def fanout(self) -> Caller:

@@ -101,6 +101,7 @@ class Yard:
     visible = forward("governing", Governing.visible)
 
     executor = forward("execution", Execution.executor)
+    add_step = forward("execution", Execution.add_step)
     backend = forward("execution", Execution.backend)
     fanout = forward("execution", Execution.fanout)
 
@@ -210,9 +211,9 @@ class Yard:
         knowledge = built(self.governing, "knowledge")
         if knowledge is not None:  # its extraction workers
             knowledge.close()
-        # The executor's audit is the governance's when governed; either may exist alone.
-        owner = built(self.execution, "executor") or built(self.governing, "governance")
-        stop_audit = getattr(getattr(owner, "audit", None), "close", None)
+        # The audit step writes to the governance's chain (a bare yard audits nothing).
+        governance = built(self.governing, "governance")
+        stop_audit = getattr(getattr(governance, "audit", None), "close", None)
         if stop_audit is not None:  # events waiting for their group commit are written first
             stop_audit()
         self.store.close()

@@ -378,6 +378,10 @@ def redact_stderr(redactor: Redactor) -> Callable[[], None]:
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE"})
 
 
+#: Where the host step keeps a call's :class:`Effects` ledger (its slot on the call).
+EFFECTS = "host"
+
+
 class Effects:
     """What one call wrote through the host: whether a retry under its idempotency key
     could do something twice. A write counts once it has gone ahead (a store write that

@@ -29,11 +29,6 @@ class Decision:
         return self.outcome == "allow"
 
 
-#: Who asks the policy: the one :class:`~plugyard.types.Caller` (this name is kept for
-#: the executor's call path, which still imports it).
-Subject = Caller
-
-
 class Policy(Protocol):
     def decide(
         self, subject: Caller, plugin_id: str, operation: str, params: Mapping[str, Any]

@@ -13,6 +13,7 @@ from plugyard.governance.policy.book import PolicyBook, facts_from
 from plugyard.runtimes.base import CallContext
 from plugyard.store.policies import SqlPolicyRepository
 from plugyard.store.store import Store
+from plugyard.yard.steps import call_path
 
 from .conftest import FunctionRuntime, Table
 
@@ -82,7 +83,6 @@ def governed(
         book = PolicyBook(SqlPolicyRepository(store), facts=facts_from(table.find))
     if policy is not None:
         book.load_text(policy)
-    executor = Executor(
-        table, {"python": runtime}, policy=book, audit=governance.audit, governance=governance
-    )
+    steps = call_path(table, policy=book, governance=governance)
+    executor = Executor(table, {"python": runtime}, steps=steps)
     return Governed(executor, governance, book, () if policy is not None else ("admin",))
