@@ -129,7 +129,7 @@ async def respond(model: ChatModel, request: ChatRequest) -> ChatAnswer:
         chosen = None  # "none" was nearly as likely as the tool: no tool serves this
     count = _count(answer)
     if isinstance(chosen, tuple):  # the server ignored the schema and wrote calls
-        return _merged(answers, answer, chosen, started)
+        return _merged(answers, answer, _tidied(chosen, tools, request), started)
     if chosen is None:
         text = await model.chat(_step(request, request.messages, deadline=deadline,
                                       schema=request.json_schema))  # fmt: skip
@@ -160,10 +160,7 @@ async def respond(model: ChatModel, request: ChatRequest) -> ChatAnswer:
             code="llm_invalid_answer",
             text=answer.text[:500],
         )
-    said = _said(request.messages)
-    by_name = {t.name: t for t in tools}
-    calls = tuple(replace(c, arguments=tidy(c.arguments, by_name[c.name], said)) for c in calls)
-    return _merged(answers, answer, calls, started)
+    return _merged(answers, answer, _tidied(calls, tools, request), started)
 
 
 # ------------------------------------------------------------------ prompts, schemas
@@ -364,6 +361,17 @@ def _is_number(text: str) -> bool:
 
 def _fold(text: str) -> str:
     return re.sub(r"[_\s]+", " ", text.lower())
+
+
+def _tidied(
+    calls: Sequence[ToolCall], tools: Sequence[Tool], request: ChatRequest
+) -> tuple[ToolCall, ...]:
+    said = _said(request.messages)
+    by_name = {t.name: t for t in tools}
+    return tuple(
+        replace(c, arguments=tidy(c.arguments, by_name[c.name], said)) if c.name in by_name else c
+        for c in calls
+    )
 
 
 def tidy(arguments: Mapping[str, Any], tool: Tool, said: _Said) -> dict[str, Any]:
