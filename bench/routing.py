@@ -57,6 +57,8 @@ from plugyard.yard import Settings, Yard
 RESPOND = "respond"
 #: As the endpoint's: a shared machine makes one decision take many times its CPU time.
 DEADLINE_S = 120.0
+#: ``-v``: one line per query on stderr, so a long run can be read while it goes.
+VERBOSE = False
 
 _PARAMETER = re.compile(r"^\s*([A-Za-z_][\w]*) \((\w+), (required|optional)\): (.*)$", re.S)
 _TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
@@ -155,6 +157,12 @@ async def measure(yard: Yard, queries: list[dict[str, Any]], method: str, model:
         # CPU time of the whole process (llama.cpp's thread included): on a machine
         # shared with other jobs, what the decision itself cost.
         cpu.append((time.process_time() - used) * 1000)
+        if VERBOSE:
+            print(json.dumps({"n": number, "query": item["query"], "relevant": item["relevant"],
+                              "status": answer.status, "plugin": answer.data.get("plugin")
+                              if isinstance(answer.data, dict) else None,
+                              "first": getattr(answer, "first", None)}),
+                  file=sys.stderr, flush=True)  # fmt: skip
         if number % 20 == 0:
             print(f"{method} {model.identity}: {number}/{len(queries)}", file=sys.stderr)
         status = answer.status
@@ -246,7 +254,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--embedder", default="minilm", help="as PLUGYARD_EMBEDDER")
     parser.add_argument("--k", type=int, default=5, help="candidates per decision")
     parser.add_argument("--threads", type=int, default=1, help="model threads")
+    parser.add_argument("-v", "--verbose", action="store_true", help="one line per query")
     args = parser.parse_args(argv)
+    global VERBOSE
+    VERBOSE = args.verbose
     out = run(args)
     print(json.dumps(out) if args.json else "", end="\n" if args.json else "")
     if not args.json:

@@ -47,7 +47,7 @@ CHOICE_LOGPROBS = 20
 #: "none" wins when its first token is at most this much less likely (log-probability)
 #: than the chosen tool's: the model almost never writes "none" itself, but its
 #: probability separates requests no tool serves (bench/labs/BFCL_LAB.md).
-NONE_MARGIN = 2.0
+NONE_MARGIN = 1.5
 
 _TOOLS_INTRO = (
     "You have these functions. Each is a JSON object with its name, what it does and "
