@@ -57,6 +57,9 @@ from plugyard.yard import Settings, Yard
 RESPOND = "respond"
 #: As the endpoint's: a shared machine makes one decision take many times its CPU time.
 DEADLINE_S = 120.0
+#: Only the choice is read: enough for a call with Seal-Tools' arguments, while the
+#: text answer after "none" (what makes "none" slow) need not run to the usual 256.
+MAX_TOKENS = 128
 #: ``-v``: one line per query on stderr, so a long run can be read while it goes.
 VERBOSE = False
 
@@ -120,7 +123,7 @@ async def decide(yard: Yard, query: str, model: Any, k: int) -> Decided:
     if not candidates:
         return Decided("none", None, first)
     offer = Offer.of(candidates)
-    request = ChatRequest.of(("user", query), tools=offer.tools, max_tokens=256,
+    request = ChatRequest.of(("user", query), tools=offer.tools, max_tokens=MAX_TOKENS,
                              deadline_s=DEADLINE_S)  # fmt: skip
     answer = await respond(model, request)
     if not answer.tool_calls:
