@@ -55,8 +55,9 @@ from plugyard.yard import Settings, Yard
 #: The product's decision: ``plugyard.llm.calls.respond`` over the retrieved candidates
 #: offered as tools with their parameter schemas, as the ask flow and the endpoint ask.
 RESPOND = "respond"
-#: As the endpoint's: a shared machine makes one decision take many times its CPU time.
-DEADLINE_S = 120.0
+#: Far above one decision's CPU time: on a machine shared with many jobs a decision takes
+#: many times that, and a timed-out generation still holds the model for the next one.
+DEADLINE_S = 900.0
 #: Only the choice is read: enough for a call with Seal-Tools' arguments, while the
 #: text answer after "none" (what makes "none" slow) need not run to the usual 256.
 MAX_TOKENS = 128
@@ -153,6 +154,8 @@ async def measure(yard: Yard, queries: list[dict[str, Any]], method: str, model:
             code = getattr(exc, "code", type(exc).__name__)
             statuses[f"error:{code}"] = statuses.get(f"error:{code}", 0) + 1
             errors += 1
+            if VERBOSE:
+                print(json.dumps({"n": number, "error": code}), file=sys.stderr, flush=True)
             times.append((time.perf_counter() - started) * 1000)
             cpu.append((time.process_time() - used) * 1000)
             continue
