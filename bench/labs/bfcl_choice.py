@@ -49,6 +49,7 @@ async def choose(model: EmbeddedChatModel, entry: dict[str, Any]) -> tuple[str, 
         max_tokens=CHOOSE_TOKENS,
         top_logprobs=CHOICE_LOGPROBS,
         lenient=True,
+        deadline_s=900.0,  # a loaded machine, and the first call loads the model
     )
     answer = await model.chat(request)
     chosen = _chosen(answer, names, NONE)
@@ -64,6 +65,7 @@ async def main() -> None:
     parser.add_argument("--half", default="tune")
     parser.add_argument("--model", default=DEFAULT.name)
     parser.add_argument("--kinds", default="irrelevant,multiple,simple")
+    parser.add_argument("--ids", default="", help="only these entries (a failure's diagnosis)")
     args = parser.parse_args()
     data = Path(args.data)
     simple = bfcl.read_jsonl(data / "BFCL_v4_simple_python.json")
@@ -74,6 +76,9 @@ async def main() -> None:
         "irrelevant": bfcl.irrelevant(bfcl.pick(simple, args.half, None), args.n),
     }
     sets = {kind: sets[kind] for kind in args.kinds.split(",")}
+    if args.ids:
+        wanted = set(args.ids.split(","))
+        sets = {kind: [e for e in entries if e["id"] in wanted] for kind, entries in sets.items()}
     model = EmbeddedChatModel(CATALOG[args.model], threads=1)
     rows = []
     for kind, entries in sets.items():

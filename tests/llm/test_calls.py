@@ -286,8 +286,8 @@ def scored_choice(none_logprob: float) -> Reply:
     return Reply.json({"tool": "get_weather", "calls": 1}, top_logprobs=tuple(steps))
 
 
-def test_none_is_taken_when_its_probability_is_close_to_the_chosen_tools() -> None:
-    done, requests = answer([scored_choice(-1.0), Reply.text("No tool books flights.")],
+def test_none_is_taken_when_it_is_as_likely_as_the_chosen_tool() -> None:
+    done, requests = answer([scored_choice(-0.2), Reply.text("No tool books flights.")],
                             WEATHER, CONVERT, user="Book a flight")  # fmt: skip
     assert done.tool_calls == () and done.text == "No tool books flights."
     assert requests[0]["logprobs"] is True and requests[0]["top_logprobs"] == 20
