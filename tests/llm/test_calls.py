@@ -244,6 +244,10 @@ def test_optional_arguments_the_request_states_are_kept_in_its_own_words_or_numb
     assert arguments == {"principal": 5000.0, "bank": "chase bank", "years": 3, "fixed": True}
 
 
+def test_a_word_is_stated_whatever_its_ending() -> None:
+    assert called({"principal": 1, "bank": "detailed"}, "Repay 1 in detail")["bank"] == "detailed"
+
+
 def test_a_required_argument_is_kept_even_when_the_request_does_not_state_it() -> None:
     assert called({"principal": 42}, "Repay my loan") == {"principal": 42.0}
 

@@ -350,7 +350,16 @@ def _said(messages: Sequence[Message]) -> _Said:
     numbers |= {v for w, v in _NUMBER_WORDS.items() if re.search(rf"\b{w}\b", text)}
     percents = {float(n.replace(",", "")) for n in re.findall(
         r"(-?\d[\d,]*(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)", text) if _is_number(n)}  # fmt: skip
-    return _Said(text, frozenset(_WORD.findall(text)), frozenset(numbers), frozenset(percents))
+    words = frozenset(_stem(w) for w in _WORD.findall(text))
+    return _Said(text, words, frozenset(numbers), frozenset(percents))
+
+
+def _stem(word: str) -> str:
+    # "in detail" states "detailed", "3 nights" states "night": the common endings aside.
+    for ending in ("ing", "ed", "es", "ly", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 4:
+            return word[: -len(ending)]
+    return word
 
 
 def _is_number(text: str) -> bool:
@@ -439,7 +448,7 @@ def _grounded(value: Any, schema: Mapping[str, Any], said: _Said) -> bool:
         if folded in said.text:
             return True
         words = [w for w in _WORD.findall(folded) if w not in _COMMON]
-        return any(w in said.words for w in words)
+        return any(_stem(w) in said.words for w in words)
     items = schema.get("items")
     inner = items if isinstance(items, Mapping) else {}
     if isinstance(value, list):
