@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import re
 import statistics
@@ -40,11 +41,28 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from discovery import percentile, read_jsonl
+from plugyard.discovery.query import allow_all
+from plugyard.llm import ChatRequest, LlmError
+from plugyard.llm.calls import respond
 from plugyard.llm.embedded import EmbeddedChatModel
 from plugyard.llm.pinned import CATALOG, DEFAULT
 from plugyard.manifest.dialects.canonical import SCHEMA_ID
 from plugyard.routing.decide import METHODS
+from plugyard.routing.offer import Offer
+from plugyard.routing.retrieve import retrieve
 from plugyard.yard import Settings, Yard
+
+#: The product's decision: ``plugyard.llm.calls.respond`` over the retrieved candidates
+#: offered as tools with their parameter schemas, as the ask flow and the endpoint ask.
+RESPOND = "respond"
+#: Far above one decision's CPU time: on a machine shared with many jobs a decision takes
+#: many times that, and a timed-out generation still holds the model for the next one.
+DEADLINE_S = 900.0
+#: Only the choice is read: enough for a call with Seal-Tools' arguments, while the
+#: text answer after "none" (what makes "none" slow) need not run to the usual 256.
+MAX_TOKENS = 128
+#: ``-v``: one line per query on stderr, so a long run can be read while it goes.
+VERBOSE = False
 
 _PARAMETER = re.compile(r"^\s*([A-Za-z_][\w]*) \((\w+), (required|optional)\): (.*)$", re.S)
 _TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
@@ -90,21 +108,67 @@ def spread(items: list[Any], limit: int) -> list[Any]:
     return [items[i * len(items) // limit] for i in range(limit)]
 
 
+class Decided:
+    """One decision by ``respond``, shaped as the bench reads an ``ask``'s answer."""
+
+    def __init__(self, status: str, plugin: str | None, first: str | None) -> None:
+        self.status, self.error, self.first = status, None, first
+        self.data = {"plugin": plugin}
+
+
+async def decide(yard: Yard, query: str, model: Any, k: int) -> Decided:
+    """Retrieval's candidates (the relevance floor, k) offered to ``respond`` as tools:
+    the plugin of its first call, or none."""
+    candidates = await asyncio.to_thread(retrieve, yard.search, query, k, allow_all)
+    first = candidates[0].plugin_id if candidates else None
+    if not candidates:
+        return Decided("none", None, first)
+    offer = Offer.of(candidates)
+    request = ChatRequest.of(("user", query), tools=offer.tools, max_tokens=MAX_TOKENS,
+                             deadline_s=DEADLINE_S)  # fmt: skip
+    answer = await respond(model, request)
+    if not answer.tool_calls:
+        return Decided("none", None, first)
+    chosen = offer.by_name.get(answer.tool_calls[0].name)
+    return Decided("planned", chosen.plugin_id if chosen else None, first)
+
+
 async def measure(yard: Yard, queries: list[dict[str, Any]], method: str, model: Any, k: int
                   ) -> dict[str, Any]:  # fmt: skip
-    await yard.ask(queries[0]["query"], llm=model, method=method, dry_run=True, max_steps=1, k=k)
+    async def one(query: str) -> Any:
+        if method == RESPOND:
+            return await decide(yard, query, model, k)
+        return await yard.ask(query, llm=model, method=method, dry_run=True, max_steps=1, k=k)
+
+    with contextlib.suppress(LlmError):  # the warm-up loads the model; its answer is not read
+        await one(queries[0]["query"])
     right = base = none = errors = 0
     times: list[float] = []
     cpu: list[float] = []
     statuses: dict[str, int] = {}
     for number, item in enumerate(queries, 1):
         started, used = time.perf_counter(), time.process_time()
-        answer = await yard.ask(item["query"], llm=model, method=method, dry_run=True,
-                                max_steps=1, k=k)  # fmt: skip
+        try:
+            answer = await one(item["query"])
+        except LlmError as exc:  # a refusal (llm_timeout …) is a wrong answer, not the end
+            code = getattr(exc, "code", type(exc).__name__)
+            statuses[f"error:{code}"] = statuses.get(f"error:{code}", 0) + 1
+            errors += 1
+            if VERBOSE:
+                print(json.dumps({"n": number, "error": code}), file=sys.stderr, flush=True)
+            times.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - used) * 1000)
+            continue
         times.append((time.perf_counter() - started) * 1000)
         # CPU time of the whole process (llama.cpp's thread included): on a machine
         # shared with other jobs, what the decision itself cost.
         cpu.append((time.process_time() - used) * 1000)
+        if VERBOSE:
+            print(json.dumps({"n": number, "query": item["query"], "relevant": item["relevant"],
+                              "status": answer.status, "plugin": answer.data.get("plugin")
+                              if isinstance(answer.data, dict) else None,
+                              "first": getattr(answer, "first", None)}),
+                  file=sys.stderr, flush=True)  # fmt: skip
         if number % 20 == 0:
             print(f"{method} {model.identity}: {number}/{len(queries)}", file=sys.stderr)
         status = answer.status
@@ -112,8 +176,11 @@ async def measure(yard: Yard, queries: list[dict[str, Any]], method: str, model:
             status = f"error:{answer.error.code}"
         statuses[status] = statuses.get(status, 0) + 1
         relevant = set(item["relevant"])
-        step = answer.steps[0] if answer.steps else None
-        base += bool(step and step.retrieved and step.retrieved[0].plugin in relevant)
+        if isinstance(answer, Decided):
+            base += answer.first in relevant
+        else:
+            step = answer.steps[0] if answer.steps else None
+            base += bool(step and step.retrieved and step.retrieved[0].plugin in relevant)
         if answer.status == "planned":
             right += answer.data["plugin"] in relevant
         elif answer.status == "none":
@@ -140,15 +207,20 @@ async def measure(yard: Yard, queries: list[dict[str, Any]], method: str, model:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     data = Path(args.data)
     rows = read_jsonl(data / "plugins.jsonl")
-    queries = spread(read_jsonl(data / "queries.jsonl"), args.limit)
+    queries = read_jsonl(data / "queries.jsonl")
+    if args.half:
+        # Held-out queries: the odd lines (report) are never looked at while tuning on
+        # the even ones (tune).
+        queries = queries[(args.half == "report") :: 2]
+    queries = spread(queries, args.limit)
     methods = [m for m in args.methods.split(",") if m]
     names = [m for m in args.model.split(",") if m]
     for name in names:
         if name not in CATALOG:
             raise SystemExit(f"unknown embedded model {name!r}; one of {', '.join(CATALOG)}")
     for method in methods:
-        if method not in METHODS:
-            raise SystemExit(f"unknown method {method!r}; one of {', '.join(METHODS)}")
+        if method not in (*METHODS, RESPOND):
+            raise SystemExit(f"unknown method {method!r}; one of {', '.join(METHODS)}, {RESPOND}")
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(database=str(Path(tmp) / "bench.db"), builtins=False,
                             embedder=args.embedder, governed=False)  # fmt: skip
@@ -181,11 +253,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=200, help="N queries spread over the file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--model", default=DEFAULT.name, help="embedded model name(s), commas")
-    parser.add_argument("--methods", default=",".join(METHODS), help="decision methods, commas")
+    parser.add_argument("--methods", default=",".join((RESPOND, *METHODS)),
+                        help="decision methods, commas")  # fmt: skip
+    parser.add_argument("--half", choices=("tune", "report"), default=None,
+                        help="even (tune) or odd (report) query lines only")  # fmt: skip
     parser.add_argument("--embedder", default="minilm", help="as PLUGYARD_EMBEDDER")
     parser.add_argument("--k", type=int, default=5, help="candidates per decision")
     parser.add_argument("--threads", type=int, default=1, help="model threads")
+    parser.add_argument("-v", "--verbose", action="store_true", help="one line per query")
     args = parser.parse_args(argv)
+    global VERBOSE
+    VERBOSE = args.verbose
     out = run(args)
     print(json.dumps(out) if args.json else "", end="\n" if args.json else "")
     if not args.json:

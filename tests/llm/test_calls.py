@@ -203,3 +203,107 @@ def test_a_written_call_reads_back_whatever_its_wrapping(
     written = wrapping.replace("{}", json.dumps({"name": "convert", "arguments": arguments}), 1)
     (call,) = parse_calls(written, ["convert", "get_weather"])
     assert (call.name, dict(call.arguments)) == ("convert", arguments)
+
+
+# ------------------------------------------------------------------ the arguments kept
+
+
+def optional_tool(name: str, required: dict[str, Any], optional: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {
+        "name": name, "description": f"{name} things",
+        "parameters": {"type": "object", "properties": {**required, **optional},
+                       "required": list(required)}}}  # fmt: skip
+
+
+LOAN = optional_tool(
+    "loan",
+    {"principal": {"type": "number"}},
+    {"rate": {"type": "number", "description": "The annual rate as a decimal."},
+     "years": {"type": "integer", "default": 10},
+     "bank": {"type": "string"},
+     "fixed": {"type": "boolean"}},
+)  # fmt: skip
+
+
+def called(arguments: dict[str, Any], user: str, *tools: dict[str, Any]) -> dict[str, Any]:
+    offered = tools or (LOAN,)
+    name = offered[0]["function"]["name"]
+    done, _ = answer([Reply.choice(name), Reply.calls((name, arguments))], *offered, user=user)
+    return dict(done.tool_calls[0].arguments)
+
+
+def test_an_optional_argument_the_request_never_states_is_left_out() -> None:
+    arguments = called({"principal": 5000, "bank": "Chase", "rate": 0.07},
+                       "Repay 5000 dollars borrowed at 4%")  # fmt: skip
+    assert arguments == {"principal": 5000.0}
+
+
+def test_optional_arguments_the_request_states_are_kept_in_its_own_words_or_numbers() -> None:
+    arguments = called({"principal": 5000, "bank": "chase bank", "years": 3, "fixed": True},
+                       "Repay 5,000 to Chase over three years")  # fmt: skip
+    assert arguments == {"principal": 5000.0, "bank": "chase bank", "years": 3, "fixed": True}
+
+
+def test_a_word_is_stated_whatever_its_ending() -> None:
+    assert called({"principal": 1, "bank": "detailed"}, "Repay 1 in detail")["bank"] == "detailed"
+
+
+def test_a_required_argument_is_kept_even_when_the_request_does_not_state_it() -> None:
+    assert called({"principal": 42}, "Repay my loan") == {"principal": 42.0}
+
+
+def test_the_schemas_default_counts_as_stated() -> None:
+    assert called({"principal": 1, "years": 10}, "Repay 1") == {"principal": 1.0, "years": 10}
+
+
+def test_numbers_are_written_as_their_parameters_type() -> None:
+    points = optional_tool("plot", {"xs": {"type": "array", "items": {"type": "number"}},
+                                    "n": {"type": "integer"}}, {})  # fmt: skip
+    arguments = called({"xs": [1, 2.5, 3], "n": 4.0}, "Plot 1, 2.5 and 3, 4 times", points)
+    assert arguments == {"xs": [1.0, 2.5, 3.0], "n": 4}
+    assert all(type(x) is float for x in arguments["xs"]) and type(arguments["n"]) is int
+
+
+def test_a_percentage_becomes_a_fraction_where_the_parameter_asks_for_a_decimal() -> None:
+    arguments = called({"principal": 100, "rate": 5}, "Repay 100 at 5% a year")
+    assert arguments == {"principal": 100.0, "rate": 0.05}
+    assert called({"principal": 100, "rate": 0.05}, "Repay 100 at 5% a year")["rate"] == 0.05
+
+
+def test_the_call_instruction_names_required_and_optional_parameters() -> None:
+    _, requests = answer([Reply.choice("loan"), Reply.calls(("loan", {"principal": 1}))], LOAN,
+                         user="Repay 1")  # fmt: skip
+    instruction = requests[1]["messages"][-1]["content"]
+    assert "Required: principal." in instruction
+    assert "Optional, only when the user gives them: rate, years, bank, fixed." in instruction
+
+
+# ------------------------------------------------------------------ none, scored
+
+#: ``{"tool": "get_weather", …}`` as a tokenizer writes it, token by token.
+_SPELLED = ('{"', "tool", '":', ' "', "get", "_weather", '",')
+
+
+def scored_choice(none_logprob: float) -> Reply:
+    steps: list[dict[str, float]] = [{token: -0.01} for token in _SPELLED]
+    steps[4] = {"get": -0.3, "none": none_logprob, "convert": -6.0}
+    return Reply.json({"tool": "get_weather", "calls": 1}, top_logprobs=tuple(steps))
+
+
+def test_none_is_taken_when_it_is_as_likely_as_the_chosen_tool() -> None:
+    done, requests = answer([scored_choice(-0.2), Reply.text("No tool books flights.")],
+                            WEATHER, CONVERT, user="Book a flight")  # fmt: skip
+    assert done.tool_calls == () and done.text == "No tool books flights."
+    assert requests[0]["logprobs"] is True and requests[0]["top_logprobs"] == 20
+
+
+def test_a_tool_far_likelier_than_none_is_called() -> None:
+    done, _ = answer([scored_choice(-6.0), Reply.calls(("get_weather", {"city": "Oslo"}))],
+                     WEATHER, CONVERT)  # fmt: skip
+    assert [c.name for c in done.tool_calls] == ["get_weather"]
+
+
+def test_a_server_without_log_probabilities_leaves_the_models_choice() -> None:
+    done, _ = answer([Reply.choice("get_weather"), Reply.calls(("get_weather", {"city": "Oslo"}))],
+                     WEATHER)  # fmt: skip
+    assert [c.name for c in done.tool_calls] == ["get_weather"]
