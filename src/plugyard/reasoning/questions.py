@@ -148,6 +148,14 @@ _PLACE_NOUNS = (
     "city|country|town|village|place|region|continent|river|lake|mountain|island|port|"
     "county|state|street|sea|ocean|valley|harbour|harbor|bay|capital|district|province"
 )
+#: A name ending in one of these is an organisation or a place, never who was asked for.
+_BODY = re.compile(
+    r"\b(?:Syndicate|Company|Corporation|Corp|Inc|Ltd|Council|Society|Institute|University|"
+    r"College|School|Empire|Republic|Kingdom|Ministry|Agency|Bank|Church|Army|Navy|Party|"
+    r"Union|League|Group|Federation|Committee|Court|Parliament|Senate|Department|Office|"
+    r"Foundation|Association|Club|Team|Guild|Order|Alliance|Desert|City|River|Mountains?|Sea|"
+    r"Ocean|Lake|Island|Valley|Street|Bay|Abyss|Forest|Galaxy)(?:'s|’s)?$"
+)
 _NEGATION = re.compile(
     r"\b(?:not|never|no|none|nothing|cannot|can't|won't|didn't|doesn't|don't|isn't|wasn't|"
     r"aren't|weren't|without|neither|nor|useless|impossible|unable|lack|lacks|lacked|"
@@ -362,6 +370,9 @@ def spans(sentence: str, question: Question) -> list[str]:
             and m.group(0) not in places
         ]
         found = [f.removeprefix("The ").strip() for f in found]
+        # "Who …" asks for someone: "the Solar Syndicate's profits" names a body, not a
+        # person, though it stands as close to the verb as "Commander Vex".
+        found = [f for f in found if not _BODY.search(f)]
     return [f for f in found if f and f.lower() not in said]
 
 
