@@ -133,6 +133,7 @@ _TITLES = (
     "Queen", "Prince", "Princess", "Saint", "St.", "Commander", "Captain", "General",
     "President", "Professor", "Prof.", "Emperor", "Pope", "Chief",
 )  # fmt: skip
+_TITLE_WORDS = frozenset(t.rstrip(".") for t in _TITLES)
 _NAME = r"[A-Z][\w'’-]*(?:[-][A-Z0-9][\w'’-]*)?"
 _TITLE = "|".join(re.escape(t) for t in _TITLES)
 _PROPER = re.compile(
@@ -419,6 +420,31 @@ def verdict(question: Question, scored: Sequence[str]) -> tuple[bool, int] | Non
     absent = [e for e in question.entities if e.lower() not in whole]
     best = ranked[0][1]
     return not absent and polarity(scored[best], question), best
+
+
+def cover(
+    question: Question, scored: Sequence[str], ranked: Sequence[tuple[float, int]],
+    chosen: Sequence[int], most: int = 2,
+) -> list[int]:
+    """``chosen`` (indexes into ``scored``), plus the best-ranked sentence about each name
+    the question asks about that no chosen sentence mentions, up to ``most`` more: a
+    question about two people is not answered by sentences about one of them. A name the
+    evidence never mentions ("Construct" opening "Construct a counterfactual") adds
+    nothing."""
+    picked = list(chosen)
+    for name in question.entities:
+        if len(picked) - len(chosen) >= most:
+            break
+        words = [w for w in name.split() if w.rstrip(".") not in _TITLE_WORDS and len(w) > 2]
+        if not words or name[:1].isdigit():
+            continue
+        pattern = re.compile(rf"\b(?:{'|'.join(re.escape(w) for w in words)})\b", re.IGNORECASE)
+        if any(pattern.search(scored[i]) for i in picked):
+            continue
+        extra = next((i for _, i in ranked if i not in picked and pattern.search(scored[i])), None)
+        if extra is not None:
+            picked.append(extra)
+    return picked
 
 
 def polarity(sentence: str, question: Question | None = None) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 from plugyard.reasoning.questions import (
     Question,
+    cover,
     coverage,
     entities,
     parts,
@@ -59,6 +60,7 @@ def solve(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
         return typed
     best = ranked[0][0]
     chosen = [i for s, i in ranked[:MAX_SENTENCES] if s >= KEEP_SHARE * best]
+    chosen = cover(question, scored, ranked, chosen)
     if _explains(prompt):
         chosen = _chain(question, scored, chosen)
     return _cited(question, [found[i] for i in sorted(chosen)], evidence, None)
