@@ -59,6 +59,16 @@ def test_spans_are_of_the_kind_asked_and_not_already_said() -> None:
     assert spans(river, read("Which river does the road cross?")) == ["Wend"]
 
 
+def test_a_person_is_not_answered_by_an_organisations_name() -> None:
+    sentence = (
+        "In the old harbour, the cranes of Captain Morrow, a stern sailor loyal to the "
+        "Northern Shipping Company's accounts, unloaded a bronze bell."
+    )
+    asked = read("Name the single character whose cranes unloaded the bronze bell. One word.")
+    assert asked.kind == "person"
+    assert spans(sentence, asked) == ["Captain Morrow"]
+
+
 def test_a_pronoun_is_scored_with_the_names_before_it() -> None:
     said = ["The Eiffel Tower is in Paris.", "It stands 330 metres high."]
     assert in_context(said)[1] == "It stands 330 metres high. Eiffel Tower Paris"

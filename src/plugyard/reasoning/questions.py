@@ -423,8 +423,11 @@ def verdict(question: Question, scored: Sequence[str]) -> tuple[bool, int] | Non
 
 
 def cover(
-    question: Question, scored: Sequence[str], ranked: Sequence[tuple[float, int]],
-    chosen: Sequence[int], most: int = 2,
+    question: Question,
+    scored: Sequence[str],
+    ranked: Sequence[tuple[float, int]],
+    chosen: Sequence[int],
+    most: int = 2,
 ) -> list[int]:
     """``chosen`` (indexes into ``scored``), plus the best-ranked sentence about each name
     the question asks about that no chosen sentence mentions, up to ``most`` more: a
@@ -444,6 +447,42 @@ def cover(
         extra = next((i for _, i in ranked if i not in picked and pattern.search(scored[i])), None)
         if extra is not None:
             picked.append(extra)
+    return picked
+
+
+#: An explanation may link its sentences through this many more hops, up to this many.
+MAX_HOPS = 2
+MAX_CHAIN = 8
+
+
+def explains(prompt: str) -> bool:
+    """Whether ``prompt`` asks why or how one thing leads to another."""
+    return (
+        re.match(r"\W*(?:explain|why|how come|trace|show why)\b", prompt, re.IGNORECASE) is not None
+    )
+
+
+def chain(question: Question, texts: Sequence[str], chosen: Sequence[int]) -> list[int]:
+    """For "explain why": ``chosen`` (indexes into ``texts``) and the sentences that link
+    them — "AchillesIDE uses Ploinky" and "Sandboxing is relevant for secure execution"
+    are linked by "Ploinky provides sandboxing", which shares a word with each and none
+    with the question. Retrieval and the extractive solver follow the same links, so the
+    middle of a chain reaches the solver."""
+    asked = set(question.terms)
+    words = [set(stems(text)) - asked for text in texts]
+    picked = list(chosen)
+    for _ in range(MAX_HOPS):
+        links = {
+            i: sum(1 for j in picked if words[i] & words[j]) + bool(set(stems(texts[i])) & asked)
+            for i in range(len(texts))
+            if i not in picked
+        }
+        added = sorted((i for i, n in links.items() if n >= 2), key=lambda i: (-links[i], i))
+        if not added:
+            break
+        picked += added[: MAX_CHAIN - len(picked)]
+        if len(picked) >= MAX_CHAIN:
+            break
     return picked
 
 
