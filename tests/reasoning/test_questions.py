@@ -112,6 +112,24 @@ def test_yes_or_no_by_the_evidence() -> None:
     assert verdict(read("Is the lighthouse in London?"), said)[0] is False  # type: ignore[index]
 
 
+def test_a_question_weighing_two_things_is_answered_by_what_the_evidence_leans_to() -> None:
+    said = [
+        "The keeper Mara Holt guarded the lamp through every storm, whatever it cost.",
+        "The village lost its boats in the storm of 1911.",
+        "Mara Holt rarely spoke to the fishermen.",
+    ]
+    # No sentence says "not": the evidence ties Mara Holt to the lamp, not the boats.
+    asked = read("Would Mara Holt prioritize saving the boats over guarding the lamp?")
+    assert verdict(asked, said) == (False, 0)
+    assert verdict(read("Would Mara Holt choose the lamp rather than the boats?"), said) == (
+        True,
+        0,
+    )
+    # Evidence that leans neither way leaves the plain verdict.
+    even = ["Mara Holt kept the lamp and the boats alike."]
+    assert verdict(read("Would Mara Holt prefer the lamp over the boats?"), even) == (True, 0)
+
+
 def test_an_answer_of_the_kind_asked() -> None:
     assert answers_kind("On 31 March 1889", read("When was it finished?"))
     assert answers_kind("A month after the bridge opened", read("When did the ferry stop?"))

@@ -157,6 +157,12 @@ _BODY = re.compile(
     r"Foundation|Association|Club|Team|Guild|Order|Alliance|Desert|City|River|Mountains?|Sea|"
     r"Ocean|Lake|Island|Valley|Street|Bay|Abyss|Forest|Galaxy)(?:'s|’s)?$"
 )
+#: "prioritise A over B", "choose A rather than B": a question that weighs two things.
+_PREFER = re.compile(
+    r"\b(?:prioriti[sz]e|prefer|choose|favou?r|pick|select|value|put)\b(.+?)"
+    r"\b(?:over|rather than|instead of|above)\b(.+?)(?:[?.]|$)",
+    re.IGNORECASE,
+)
 _NEGATION = re.compile(
     r"\b(?:not|never|no|none|nothing|cannot|can't|won't|didn't|doesn't|don't|isn't|wasn't|"
     r"aren't|weren't|without|neither|nor|useless|impossible|unable|lack|lacks|lacked|"
@@ -418,8 +424,41 @@ def verdict(question: Question, scored: Sequence[str]) -> tuple[bool, int] | Non
         return None
     whole = " ".join(scored).lower()
     absent = [e for e in question.entities if e.lower() not in whole]
+    if not absent:
+        preferred = _preference(question, scored)
+        if preferred is not None:
+            return preferred
     best = ranked[0][1]
     return not absent and polarity(scored[best], question), best
+
+
+def _preference(question: Question, scored: Sequence[str]) -> tuple[bool, int] | None:
+    """ "Would X put A over B?": yes when what the evidence says of X is about A more than
+    about B, no when about B more; ``None`` when the question weighs nothing or the
+    evidence does not lean ("protect the Flux Core" answers "rescue her over securing the
+    Flux Core", though no sentence says "not")."""
+    match = _PREFER.search(question.text)
+    if match is None:
+        return None
+    before = entities(question.text[: match.start()])
+    subject = [
+        w for w in (before[-1].split() if before else ()) if w.rstrip(".") not in _TITLE_WORDS
+    ]
+    one, other = set(stems(match.group(1))), set(stems(match.group(2)))
+    one, other = one - other, other - one
+    if not subject or not one or not other:
+        return None
+    about = re.compile(rf"\b(?:{'|'.join(re.escape(w) for w in subject)})\b")
+    leaning: list[tuple[int, int]] = []
+    for index, sentence in enumerate(scored):
+        if about.search(sentence):
+            said = set(stems(sentence))
+            leaning.append((len(said & one) - len(said & other), index))
+    total = sum(lean for lean, _ in leaning)
+    if not total:
+        return None
+    decisive = max(leaning, key=lambda li: (li[0] if total > 0 else -li[0], -li[1]))
+    return total > 0, decisive[1]
 
 
 def cover(
