@@ -377,3 +377,53 @@ def test_plan_static_decomposes_a_compound_question() -> None:
     assert plan["decompose"] is True and plan["framePurpose"] == "subtask-decomposition"
     single = run("plan-static", "build_plan", prompt="How tall is it?", candidates=candidates).data
     assert single["decompose"] is False
+
+
+# Self-written texts for the behaviours MRP-VM's evaluation suites exercise.
+HARBOUR = [
+    {
+        "title": "The harbour",
+        "sourceLink": "harbour.md",
+        "text": (
+            "In the old harbour, the harbour cranes of Captain Morrow unloaded the bronze "
+            "bell, the harbour's biggest bronze bell. Far inland, the patient painter Ada "
+            "Quill restored a small chapel tower with great care. The town council met on "
+            "Tuesdays."
+        ),
+    }
+]
+CHAIN = [
+    {
+        "title": "Stack",
+        "sourceLink": "stack.md",
+        "text": (
+            "Harbourview uses Beacon. Beacon provides signing. Signing is relevant for "
+            "trusted releases. Harbourview depends on Beacon. Audits are relevant for "
+            "trusted releases. The logo is blue."
+        ),
+    }
+]
+
+
+def test_gs_extractive_cites_a_sentence_for_each_person_the_question_names() -> None:
+    prompt = "How would the harbour differ if Ada Quill had unloaded the bronze bell instead?"
+    data = dict(run("gs-extractive", "solve", prompt=prompt, context=HARBOUR).data)
+    cited = [c["text"] for c in data["responseDocument"]["citations"]]
+    # Captain Morrow's sentence scores far above Ada Quill's, which is still the only one
+    # that says who she is; the sentence about neither is not added.
+    assert "Ada Quill" in " ".join(cited) and "Captain Morrow" in " ".join(cited)
+    assert "council" not in " ".join(cited)
+
+
+def test_kb_lexical_hands_on_the_link_an_explanation_needs() -> None:
+    prompt = "Explain why Harbourview is relevant for trusted releases."
+    found = run("kb-lexical", "retrieve", prompt=prompt, context=CHAIN).data
+    texts = [u["text"] for u in found["resolvedIntents"][0]["units"]]
+    # "Beacon provides signing" shares no word with the question: only the links between
+    # the sentences that do bring it.
+    assert "Beacon provides signing." in texts and "The logo is blue." not in texts
+    plain = run("kb-lexical", "retrieve", prompt="Is Harbourview relevant for trusted releases?",
+                context=CHAIN).data  # fmt: skip
+    assert "Beacon provides signing." not in [
+        u["text"] for u in plain["resolvedIntents"][0]["units"]
+    ]

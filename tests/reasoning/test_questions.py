@@ -59,6 +59,16 @@ def test_spans_are_of_the_kind_asked_and_not_already_said() -> None:
     assert spans(river, read("Which river does the road cross?")) == ["Wend"]
 
 
+def test_a_person_is_not_answered_by_an_organisations_name() -> None:
+    sentence = (
+        "In the old harbour, the cranes of Captain Morrow, a stern sailor loyal to the "
+        "Northern Shipping Company's accounts, unloaded a bronze bell."
+    )
+    asked = read("Name the single character whose cranes unloaded the bronze bell. One word.")
+    assert asked.kind == "person"
+    assert spans(sentence, asked) == ["Captain Morrow"]
+
+
 def test_a_pronoun_is_scored_with_the_names_before_it() -> None:
     said = ["The Eiffel Tower is in Paris.", "It stands 330 metres high."]
     assert in_context(said)[1] == "It stands 330 metres high. Eiffel Tower Paris"
@@ -100,6 +110,24 @@ def test_yes_or_no_by_the_evidence() -> None:
     assert verdict(read("Is the tower painted red and white?"), said) == (True, 1)
     assert verdict(read("Is the lighthouse in London?"), said) is not None
     assert verdict(read("Is the lighthouse in London?"), said)[0] is False  # type: ignore[index]
+
+
+def test_a_question_weighing_two_things_is_answered_by_what_the_evidence_leans_to() -> None:
+    said = [
+        "The keeper Mara Holt guarded the lamp through every storm, whatever it cost.",
+        "The village lost its boats in the storm of 1911.",
+        "Mara Holt rarely spoke to the fishermen.",
+    ]
+    # No sentence says "not": the evidence ties Mara Holt to the lamp, not the boats.
+    asked = read("Would Mara Holt prioritize saving the boats over guarding the lamp?")
+    assert verdict(asked, said) == (False, 0)
+    assert verdict(read("Would Mara Holt choose the lamp rather than the boats?"), said) == (
+        True,
+        0,
+    )
+    # Evidence that leans neither way leaves the plain verdict.
+    even = ["Mara Holt kept the lamp and the boats alike."]
+    assert verdict(read("Would Mara Holt prefer the lamp over the boats?"), even) == (True, 0)
 
 
 def test_an_answer_of_the_kind_asked() -> None:

@@ -129,3 +129,13 @@ def test_the_store_keeps_stamps_and_restamps_on_either_backend(database_url: str
         assert registry.restamp() == 1
         assert {r.id: r.stamp for r in store.plugins.list()} == {
             "new": DESCRIPTOR_STAMP, "old": DESCRIPTOR_STAMP}  # fmt: skip
+
+
+def test_a_shu_plugins_declared_origins_are_listed_with_its_one_source_type() -> None:
+    declared = plugin("mail", origins=("gmail", "gmail-label"))
+    stored = from_row(to_row(declared))
+    expected = {"origins": ["gmail", "gmail-label"], "source_type": "plugin:mail"}
+    for shown in (summary(declared), summary(stored)):
+        assert {k: shown[k] for k in expected} == expected
+    # A plugin that declares none lists neither key: listings of other plugins are as before.
+    assert not {"origins", "source_type"} & summary(plugin("calc")).keys()

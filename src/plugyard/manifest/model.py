@@ -27,7 +27,7 @@ OperationKind = Literal["call", "action"]
 #: Names this model's validation: the digest of its JSON schema (a test holds it to the
 #: schema; change it too when a validator changes what the model accepts). A stored
 #: descriptor written under this stamp was validated by this model when it was written.
-DESCRIPTOR_STAMP = "4dafb7ebeff0fca0"
+DESCRIPTOR_STAMP = "f5f7e0848e196ae0"
 
 #: The placement capability that puts a plugin under every capability section.
 ALL_CAPABILITIES = "ALL"
@@ -249,6 +249,9 @@ class PluginDescriptor(_Model):
     permissions: tuple[str, ...] = ()
     default_feed_op: str | None = None
     allowed_feed_ops: tuple[str, ...] = ()
+    #: Shu's manifest ``origins``: labels of what the plugin writes, listed for the API
+    #: and the console to enumerate; what is stored keeps ``source_type = "plugin:<id>"``.
+    origins: tuple[str, ...] = ()
 
     # unknown fields of the source document, keyed by JSON pointer
     x: dict[str, JsonValue] = Field(default_factory=dict)

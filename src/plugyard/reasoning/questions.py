@@ -133,6 +133,7 @@ _TITLES = (
     "Queen", "Prince", "Princess", "Saint", "St.", "Commander", "Captain", "General",
     "President", "Professor", "Prof.", "Emperor", "Pope", "Chief",
 )  # fmt: skip
+_TITLE_WORDS = frozenset(t.rstrip(".") for t in _TITLES)
 _NAME = r"[A-Z][\w'’-]*(?:[-][A-Z0-9][\w'’-]*)?"
 _TITLE = "|".join(re.escape(t) for t in _TITLES)
 _PROPER = re.compile(
@@ -147,6 +148,20 @@ _WHICH = re.compile(r"\b(?:which|what)\s+([a-z]+)\b")
 _PLACE_NOUNS = (
     "city|country|town|village|place|region|continent|river|lake|mountain|island|port|"
     "county|state|street|sea|ocean|valley|harbour|harbor|bay|capital|district|province"
+)
+#: A name ending in one of these is an organisation or a place, never who was asked for
+#: (words that are also surnames — Court, Bank, Bay, Lake, Street — are left out).
+_BODY = re.compile(
+    r"\b(?:Syndicate|Company|Corporation|Corp|Inc|Ltd|Council|Society|Institute|University|"
+    r"College|School|Empire|Republic|Kingdom|Ministry|Agency|Church|Army|Navy|Union|League|"
+    r"Federation|Committee|Parliament|Senate|Department|Foundation|Association|Guild|"
+    r"Alliance|Desert|City|Mountains?|Ocean|Island|Valley|Abyss|Galaxy)(?:'s|’s)?$"
+)
+#: "prioritise A over B", "choose A rather than B": a question that weighs two things.
+_PREFER = re.compile(
+    r"\b(?:prioriti[sz]e|prefer|choose|favou?r)\b(.+?)"
+    r"\b(?:over|rather than|instead of|above)\b(.+?)(?:[?.]|$)",
+    re.IGNORECASE,
 )
 _NEGATION = re.compile(
     r"\b(?:not|never|no|none|nothing|cannot|can't|won't|didn't|doesn't|don't|isn't|wasn't|"
@@ -362,6 +377,9 @@ def spans(sentence: str, question: Question) -> list[str]:
             and m.group(0) not in places
         ]
         found = [f.removeprefix("The ").strip() for f in found]
+        # "Who …" asks for someone: "the Solar Syndicate's profits" names a body, not a
+        # person, though it stands as close to the verb as "Commander Vex".
+        found = [f for f in found if not _BODY.search(f)]
     return [f for f in found if f and f.lower() not in said]
 
 
@@ -406,8 +424,105 @@ def verdict(question: Question, scored: Sequence[str]) -> tuple[bool, int] | Non
         return None
     whole = " ".join(scored).lower()
     absent = [e for e in question.entities if e.lower() not in whole]
+    if not absent:
+        preferred = _preference(question, scored)
+        if preferred is not None:
+            return preferred
     best = ranked[0][1]
     return not absent and polarity(scored[best], question), best
+
+
+def _preference(question: Question, scored: Sequence[str]) -> tuple[bool, int] | None:
+    """ "Would X put A over B?": yes when what the evidence says of X is about A more than
+    about B, no when about B more; ``None`` when the question weighs nothing or the
+    evidence does not lean ("protect the Flux Core" answers "rescue her over securing the
+    Flux Core", though no sentence says "not")."""
+    match = _PREFER.search(question.text)
+    if match is None:
+        return None
+    before = entities(question.text[: match.start()])
+    subject = [
+        w for w in (before[-1].split() if before else ()) if w.rstrip(".") not in _TITLE_WORDS
+    ]
+    one, other = set(stems(match.group(1))), set(stems(match.group(2)))
+    one, other = one - other, other - one
+    if not subject or not one or not other:
+        return None
+    about = re.compile(rf"\b(?:{'|'.join(re.escape(w) for w in subject)})\b")
+    leaning: list[tuple[int, int]] = []
+    for index, sentence in enumerate(scored):
+        if about.search(sentence):
+            said = set(stems(sentence))
+            leaning.append((len(said & one) - len(said & other), index))
+    total = sum(lean for lean, _ in leaning)
+    if not total:
+        return None
+    decisive = max(leaning, key=lambda li: (li[0] if total > 0 else -li[0], -li[1]))
+    return total > 0, decisive[1]
+
+
+def cover(
+    question: Question,
+    scored: Sequence[str],
+    ranked: Sequence[tuple[float, int]],
+    chosen: Sequence[int],
+    most: int = 2,
+) -> list[int]:
+    """``chosen`` (indexes into ``scored``), plus the best-ranked sentence about each name
+    the question asks about that no chosen sentence mentions, up to ``most`` more: a
+    question about two people is not answered by sentences about one of them. A name the
+    evidence never mentions ("Construct" opening "Construct a counterfactual") adds
+    nothing."""
+    picked = list(chosen)
+    for name in question.entities:
+        if len(picked) - len(chosen) >= most:
+            break
+        words = [w for w in name.split() if w.rstrip(".") not in _TITLE_WORDS and len(w) > 2]
+        if not words or name[:1].isdigit():
+            continue
+        pattern = re.compile(rf"\b(?:{'|'.join(re.escape(w) for w in words)})\b", re.IGNORECASE)
+        if any(pattern.search(scored[i]) for i in picked):
+            continue
+        extra = next((i for _, i in ranked if i not in picked and pattern.search(scored[i])), None)
+        if extra is not None:
+            picked.append(extra)
+    return picked
+
+
+#: An explanation may link its sentences through this many more hops, up to this many.
+MAX_HOPS = 2
+MAX_CHAIN = 8
+
+
+def explains(prompt: str) -> bool:
+    """Whether ``prompt`` asks why or how one thing leads to another."""
+    return (
+        re.match(r"\W*(?:explain|why|how come|trace|show why)\b", prompt, re.IGNORECASE) is not None
+    )
+
+
+def chain(question: Question, texts: Sequence[str], chosen: Sequence[int]) -> list[int]:
+    """For "explain why": ``chosen`` (indexes into ``texts``) and the sentences that link
+    them — "AchillesIDE uses Ploinky" and "Sandboxing is relevant for secure execution"
+    are linked by "Ploinky provides sandboxing", which shares a word with each and none
+    with the question. Retrieval and the extractive solver follow the same links, so the
+    middle of a chain reaches the solver."""
+    asked = set(question.terms)
+    words = [set(stems(text)) - asked for text in texts]
+    picked = list(chosen)
+    for _ in range(MAX_HOPS):
+        links = {
+            i: sum(1 for j in picked if words[i] & words[j]) + bool(set(stems(texts[i])) & asked)
+            for i in range(len(texts))
+            if i not in picked
+        }
+        added = sorted((i for i, n in links.items() if n >= 2), key=lambda i: (-links[i], i))
+        if not added:
+            break
+        picked += added[: MAX_CHAIN - len(picked)]
+        if len(picked) >= MAX_CHAIN:
+            break
+    return picked
 
 
 def polarity(sentence: str, question: Question | None = None) -> bool:

@@ -45,7 +45,7 @@ def summary(plugin: RegisteredPlugin) -> dict[str, Any]:
             "only_inside_group": d.placement.only_inside_group,
         },
         "operations": [op.id for op in d.operations],
-    }
+    } | _origins(plugin.id, d.origins)
 
 
 def grouped(
@@ -144,4 +144,12 @@ def _stored_summary(plugin: RegisteredPlugin, data: Mapping[str, Any]) -> dict[s
             "only_inside_group": placement.get("only_inside_group", _PLACEMENT.only_inside_group),
         },
         "operations": [op["id"] for op in data.get("operations", ())],
-    }
+    } | _origins(plugin.id, data.get("origins", ()))
+
+
+def _origins(plugin_id: str, origins: Sequence[str]) -> dict[str, Any]:
+    """A Shu plugin's declared origins, listed (only when it declares some) with the one
+    ``source_type`` its writes are stored under, so a surface can offer them as filters."""
+    if not origins:
+        return {}
+    return {"origins": list(origins), "source_type": f"plugin:{plugin_id}"}

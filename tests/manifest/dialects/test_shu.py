@@ -404,3 +404,23 @@ def test_plugin_of_another_dialect_round_trips_through_shu_via_the_overlay() -> 
     assert written["module"] == "weather.plugin.Weather"
     assert "default_feed_op" not in written
     assert load_data([written]).plugins == (plugin,)
+
+
+def test_declared_origins_are_read_in_order_without_repeats_and_written_back() -> None:
+    text = "name: mail\nmodule: p.m:C\norigins: [gmail, gmail-label, gmail]\n"
+    document = read(text)
+    (plugin,) = document.plugins
+    assert plugin.origins == ("gmail", "gmail-label")
+    assert document.warnings == ()  # the contract's own key: no unknown-field warning
+    assert to_dialect(plugin, "shu")["origins"] == ["gmail", "gmail-label"]
+    # A plugin that declares none writes none (real Shu manifests have no such key).
+    (bare,) = read("name: mail\nmodule: p.m:C\n").plugins
+    assert bare.origins == ()
+    assert "origins" not in to_dialect(bare, "shu")
+
+
+@pytest.mark.parametrize("origins", ["{gmail: 1}", "[gmail, {a: 1}]", "[gmail, [x]]"])
+def test_origins_that_are_not_labels_are_invalid_at_their_pointer(origins: str) -> None:
+    found = problems(f"name: mail\nmodule: p.m:C\norigins: {origins}\n")
+    assert found and {code for code, _ in found} == {"manifest_invalid_value"}
+    assert all(pointer.startswith("/origins") for _, pointer in found)

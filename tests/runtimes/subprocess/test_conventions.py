@@ -5,6 +5,7 @@ plugyard's Node host as MRP-VM's loader loads them, and DS016 wrappers run as DS
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import stat
@@ -98,6 +99,46 @@ def test_the_model_bridge_asks_the_calls_chat_model_over_the_pipe(yard: Yard) ->
     assert result.status == "success", result.error
     assert result.data["responseDocument"]["said"] == "IS IT ON"
     assert bridge.calls == 1 and bridge.model_names == ["said-upper"]
+
+
+class Asked:
+    """A chat model that answers with what the request asked of the answer's form."""
+
+    identity = "asked:form"
+
+    async def chat(self, request: ChatRequest) -> ChatAnswer:
+        form = {"schema": request.json_schema, "max_tokens": request.max_tokens,
+                "temperature": request.temperature}  # fmt: skip
+        return ChatAnswer(json.dumps(form), "stop", Usage(3, 3), 1.0, "asked-form")
+
+    async def stream(self, request: ChatRequest) -> AsyncIterator[Delta]:  # pragma: no cover
+        raise NotImplementedError
+        yield
+
+
+@needs_node
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"jsonSchema": {"type": "object", "required": ["verdict"]}},
+         {"schema": {"type": "object", "required": ["verdict"]}}),
+        ({"responseFormat": {"type": "json_schema", "json_schema": {"schema": {"type": "array"}}}},
+         {"schema": {"type": "array"}}),
+        ({"response_format": {"type": "json_object"}}, {"schema": {"type": "object"}}),
+        ({"maxTokens": 64, "temperature": 0.5}, {"max_tokens": 64, "temperature": 0.5}),
+        ({"maxTokens": "many", "temperature": -1, "responseFormat": "json"},
+         {"schema": None, "max_tokens": 512, "temperature": 0.0}),
+    ],
+)  # fmt: skip
+def test_the_plugins_own_answer_form_hints_reach_the_model_layer(
+    yard: Yard, options: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    bridge = ModelBridge(lambda: Asked(), 1, ())  # type: ignore[arg-type,return-value]
+    params = {"currentMessage": "x", "askModel": True, "callOptions": options}
+    result = solve(yard, params, {"llm": bridge})
+    assert result.status == "success", result.error
+    asked = json.loads(result.data["responseDocument"]["said"])
+    assert {k: asked[k] for k in expected} == expected
 
 
 @needs_node

@@ -17,6 +17,9 @@ Backward compatibility follows what real Shu plugins write as well as the contra
 - Names Shu's loader refuses (``mcp-`` prefix, ``int``, a ``:``) are read with a
   ``reserved_name`` warning, so that plugins of other hosts still round-trip.
 - ``default_feed_op`` must be one of a non-empty ``allowed_feed_ops``.
+- ``origins`` (the contract's MAY: "the loader MAY register these for API/UI
+  enumeration"; Shu's own loader ignores the key) is a list of labels, kept in order
+  without repeats; what the plugin writes is still stored as ``plugin:<id>``.
 - Operations live in the plugin class, so the manifest gives one ``execute`` operation;
   op names it mentions become ``examples`` of an ``op`` parameter, not an ``enum``: the
   class may define more ops than the manifest names.
@@ -48,7 +51,7 @@ NO_ENTRYPOINT = "the Shu manifest names no module or entrypoints"
 _ROOT_KEYS = (
     "name", "version", "description", "display_name", "title", "label", "module",
     "entrypoints", "capabilities", "secrets", "default_feed_op", "allowed_feed_ops",
-    "chat_callable_ops", "op_auth", "required_identities",
+    "chat_callable_ops", "op_auth", "required_identities", "origins",
 )  # fmt: skip
 _DISPLAY_KEYS = ("display_name", "title", "label")
 #: The SDK's template lists these beside the contract's capabilities.
@@ -119,13 +122,14 @@ class ShuDialect:
             "required_identities": read_identities(data.get("required_identities"), ctx),
             "default_feed_op": default_op,
             "allowed_feed_ops": allowed,
+            "origins": tuple(dict.fromkeys(ctx.strings(data.get("origins"), "/origins"))),
             "operations": [_execute(default_op, allowed, chat_ops, op_auth)],
         }
         pointers = {
             "name": display_at, "version": "/version", "description": "/description",
             "host_capabilities": "/capabilities", "secrets": "/secrets", "op_auth": "/op_auth",
             "required_identities": "/required_identities", "default_feed_op": "/default_feed_op",
-            "allowed_feed_ops": "/allowed_feed_ops",
+            "allowed_feed_ops": "/allowed_feed_ops", "origins": "/origins",
         }  # fmt: skip
         if entries and module is not None:
             ctx.keep("/module", data["module"])
@@ -193,6 +197,8 @@ class ShuDialect:
             doc["required_identities"] = write_identities(plugin.required_identities)
         if plugin.op_auth:
             doc["op_auth"] = write_op_auth(plugin.op_auth)
+        if plugin.origins:
+            doc["origins"] = list(plugin.origins)
         for pointer, value in plugin.x.items():
             if _has_home(doc, pointer, value):
                 put(doc, pointer, value)

@@ -48,6 +48,26 @@ function hostError(error) {
   return failure;
 }
 
+// What a plugin says of the answer's form travels to plugyard's model layer, which makes
+// the answer well-formed by construction (a JSON schema becomes the model's grammar):
+// `jsonSchema`, OpenAI's `responseFormat` / `response_format` (`json_schema` or
+// `json_object`), `maxTokens` and `temperature`. MRP-VM's own bridge passes none of
+// them, so its plugins get what they get there: the prompt alone says the form.
+function formatHints(opts) {
+  const hints = {};
+  const format = opts.responseFormat || opts.response_format;
+  let schema = opts.jsonSchema || opts.json_schema || null;
+  if (!schema && format && typeof format === 'object') {
+    if (format.type === 'json_schema') schema = format.json_schema?.schema || format.schema || null;
+    else if (format.type === 'json_object') schema = { type: 'object' };
+  }
+  if (schema && typeof schema === 'object') hints.json_schema = schema;
+  const maxTokens = opts.maxTokens ?? opts.max_tokens;
+  if (Number.isInteger(maxTokens) && maxTokens > 0) hints.max_tokens = maxTokens;
+  if (typeof opts.temperature === 'number' && opts.temperature >= 0) hints.temperature = opts.temperature;
+  return hints;
+}
+
 // MRP-VM's LLMBridge surface (DS015): call(system, user, opts) answers the text.
 const llmBridge = {
   agent: { name: 'plugyard' },
@@ -56,7 +76,7 @@ const llmBridge = {
     const messages = [];
     if (systemPrompt) messages.push({ role: 'system', content: String(systemPrompt) });
     messages.push({ role: 'user', content: String(userMessage ?? '') });
-    const kwargs = {};
+    const kwargs = { ...formatHints(opts) };
     if (opts.role) kwargs.role = opts.role;
     const answer = await hostCall('llm', 'chat', [messages], kwargs);
     return typeof answer?.text === 'string' ? answer.text : '';

@@ -17,8 +17,11 @@ from typing import Any
 
 from plugyard.reasoning.questions import (
     Question,
+    chain,
+    cover,
     coverage,
     entities,
+    explains,
     parts,
     rank,
     read,
@@ -29,9 +32,6 @@ from plugyard.reasoning.questions import (
 from plugyard.reasoning.questions import evidence as statements_of
 
 MAX_SENTENCES = 3
-#: An explanation may link its sentences through this many more hops, up to this many.
-MAX_HOPS = 2
-MAX_CHAIN = 8
 MIN_COVERAGE = 0.33
 #: A sentence joins the answer when it scores at least this share of the best one.
 KEEP_SHARE = 0.5
@@ -59,37 +59,10 @@ def solve(input: dict[str, Any], ctx: dict[str, Any]) -> dict[str, Any]:
         return typed
     best = ranked[0][0]
     chosen = [i for s, i in ranked[:MAX_SENTENCES] if s >= KEEP_SHARE * best]
-    if _explains(prompt):
-        chosen = _chain(question, scored, chosen)
+    chosen = cover(question, scored, ranked, chosen)
+    if explains(prompt):
+        chosen = chain(question, scored, chosen)
     return _cited(question, [found[i] for i in sorted(chosen)], evidence, None)
-
-
-def _explains(prompt: str) -> bool:
-    return (
-        re.match(r"\W*(?:explain|why|how come|trace|show why)\b", prompt, re.IGNORECASE) is not None
-    )
-
-
-def _chain(question: Question, scored: list[str], chosen: list[int]) -> list[int]:
-    """For "explain why": the sentences that link the chosen ones — "AchillesIDE uses
-    Ploinky" and "Sandboxing is relevant for secure execution" are linked by "Ploinky
-    provides sandboxing", which shares a word with each and none with the question."""
-    asked = set(question.terms)
-    words = [set(stems(text)) - asked for text in scored]
-    picked = list(chosen)
-    for _ in range(MAX_HOPS):
-        links = {
-            i: sum(1 for j in picked if words[i] & words[j]) + bool(set(stems(scored[i])) & asked)
-            for i in range(len(scored))
-            if i not in picked
-        }
-        added = sorted((i for i, n in links.items() if n >= 2), key=lambda i: (-links[i], i))
-        if not added:
-            break
-        picked += added[: MAX_CHAIN - len(picked)]
-        if len(picked) >= MAX_CHAIN:
-            break
-    return picked
 
 
 def _typed(

@@ -13,7 +13,15 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from plugyard.reasoning.questions import in_context, rank, read, sentences, statements
+from plugyard.reasoning.questions import (
+    chain,
+    explains,
+    in_context,
+    rank,
+    read,
+    sentences,
+    statements,
+)
 
 TOP_UNITS = 5
 #: A sentence is kept when it scores at least this share of the best one.
@@ -47,12 +55,22 @@ class LexicalKB:
         best = ranked[0][0] if ranked else 0.0
         chosen: list[dict[str, Any]] = []
         seen: set[str] = set()
+        picked: list[int] = []
         for score, index in ranked:
             unit, n, sentence = found[index]
             if score < KEEP_SHARE * best or len(chosen) >= TOP_UNITS or sentence in seen:
                 continue
             seen.add(sentence)
             chosen.append(_sentence_unit(unit, n, sentence, score))
+            picked.append(index)
+        if chosen and explains(prompt):
+            # The links between what was found: the middle of a chain of facts shares
+            # no word with the question, so ranking alone never hands it on.
+            for index in chain(question, texts, picked)[len(picked) :]:
+                unit, n, sentence = found[index]
+                if sentence not in seen:
+                    seen.add(sentence)
+                    chosen.append(_sentence_unit(unit, n, sentence, 0.0))
         return {
             "status": "success" if chosen else "insufficient",
             "resolvedIntents": [{"prompt": prompt, "units": chosen}] if chosen else None,
