@@ -122,7 +122,9 @@ def operation_text(operation: Operation) -> str:
         for name, spec in properties.items():
             parts.append(str(name).replace("_", " "))
             if isinstance(spec, dict):
-                values = [spec.get("description"), spec.get("default"), *spec.get("enum", ())]
+                enum = spec.get("enum")
+                values = [spec.get("description"), spec.get("default")]
+                values += enum if isinstance(enum, list) else []
                 parts += [str(v) for v in values if isinstance(v, str | int | float)]
     parts += [str(example) for example in operation.examples]
     return " ".join(parts)
