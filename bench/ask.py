@@ -387,9 +387,14 @@ def model_of(args: argparse.Namespace) -> Any:
 
 
 async def measure(
-    yard: Yard, model: Any, requests: list[tuple[int, Request]], k: int, verbose: bool
+    yard: Yard,
+    model: Any,
+    requests: list[tuple[int, Request]],
+    k: int,
+    verbose: bool,
+    deadline_s: float,
 ) -> list[Outcome]:
-    options: dict[str, Any] = {"k": k}
+    options: dict[str, Any] = {"k": k, "deadline_s": deadline_s}
     if model is not None:
         options["llm"] = model
     await yard.ask("convert 1 km to m", **options)  # warm: the embedder, the prompt cache
@@ -452,7 +457,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.from_env(database=str(Path(tmp) / "bench.db"))
         with Yard.from_settings(settings) as yard:
-            outcomes = asyncio.run(measure(yard, model, indexed, args.k, args.verbose))
+            outcomes = asyncio.run(
+                measure(yard, model, indexed, args.k, args.verbose, args.deadline)
+            )
     halves = {
         half: summary([o for o in outcomes if o.half == half])
         for half in ("tuning", "held-out")
@@ -462,6 +469,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "model": getattr(model, "identity", "yard default"),
         "threads": args.threads,
         "k": args.k,
+        "deadline_s": args.deadline,
         "load": Path("/proc/loadavg").read_text().split()[:3]
         if Path("/proc/loadavg").exists()
         else None,
@@ -503,6 +511,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="model threads")
     parser.add_argument("--k", type=int, default=5, help="candidates per step")
     parser.add_argument("--limit", type=int, default=0, help="only the first N requests")
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=60.0,
+        help="seconds each model answer may take (the flow's default: 60); raise it on a "
+        "busy machine so that load does not decide the answers",
+    )
     parser.add_argument(
         "--half",
         choices=("all", "tuning", "held-out"),

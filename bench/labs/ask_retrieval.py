@@ -29,10 +29,11 @@ def main() -> None:
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     first = offered = served = quiet = unserved = 0
+    halves = {"tuning": [0, 0], "held-out": [0, 0]}  # expected first, served
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.from_env(database=str(Path(tmp) / "lab.db"))
         with Yard.from_settings(settings) as yard:
-            for request in REQUESTS:
+            for index, request in enumerate(REQUESTS):
                 found = retrieve(yard.search, request.text, args.k, allow_all)
                 keys = [(c.plugin_id, c.operation.id) for c in found]
                 if request.plugin is None:
@@ -44,6 +45,9 @@ def main() -> None:
                     want = (request.plugin, request.operation)
                     rank = keys.index(want) + 1 if want in keys else 0
                     first += rank == 1
+                    half = halves["tuning" if index % 2 == 0 else "held-out"]
+                    half[0] += rank == 1
+                    half[1] += 1
                     offered += rank > 0
                     mark = "ok " if rank == 1 else ("2+ " if rank else "BAD")
                 if args.verbose:
@@ -52,6 +56,8 @@ def main() -> None:
                     print(f"{mark} {request.text[:60]!r}: {shown}")
     print(f"served {served}: expected first {first / served:.3f}, offered {offered / served:.3f}")
     print(f"unserved {unserved}: nothing offered {quiet / unserved:.3f}")
+    for name, (right, count) in halves.items():
+        print(f"{name}: expected first {right / count:.3f} of {count}")
 
 
 if __name__ == "__main__":
