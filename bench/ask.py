@@ -387,14 +387,19 @@ def model_of(args: argparse.Namespace) -> Any:
 
 
 async def measure(
-    yard: Yard, model: Any, requests: list[Request], k: int, verbose: bool
+    yard: Yard,
+    model: Any,
+    requests: list[tuple[int, Request]],
+    k: int,
+    verbose: bool,
+    deadline_s: float,
 ) -> list[Outcome]:
-    options: dict[str, Any] = {"k": k}
+    options: dict[str, Any] = {"k": k, "deadline_s": deadline_s}
     if model is not None:
         options["llm"] = model
     await yard.ask("convert 1 km to m", **options)  # warm: the embedder, the prompt cache
     found = []
-    for index, request in enumerate(requests):
+    for index, request in requests:
         wall, cpu = time.perf_counter(), time.process_time()
         answer = await yard.ask(request.text, **options)
         wall_ms = (time.perf_counter() - wall) * 1000
@@ -446,18 +451,25 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     model = model_of(args)
-    requests = REQUESTS[: args.limit] if args.limit else REQUESTS
+    indexed = list(enumerate(REQUESTS[: args.limit] if args.limit else REQUESTS))
+    if args.half != "all":  # even positions are the tuning half, odd the held-out half
+        indexed = [(i, r) for i, r in indexed if (i % 2 == 0) == (args.half == "tuning")]
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.from_env(database=str(Path(tmp) / "bench.db"))
         with Yard.from_settings(settings) as yard:
-            outcomes = asyncio.run(measure(yard, model, requests, args.k, args.verbose))
+            outcomes = asyncio.run(
+                measure(yard, model, indexed, args.k, args.verbose, args.deadline)
+            )
     halves = {
-        half: summary([o for o in outcomes if o.half == half]) for half in ("tuning", "held-out")
+        half: summary([o for o in outcomes if o.half == half])
+        for half in ("tuning", "held-out")
+        if any(o.half == half for o in outcomes)
     }
     return {
         "model": getattr(model, "identity", "yard default"),
         "threads": args.threads,
         "k": args.k,
+        "deadline_s": args.deadline,
         "load": Path("/proc/loadavg").read_text().split()[:3]
         if Path("/proc/loadavg").exists()
         else None,
@@ -499,6 +511,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="model threads")
     parser.add_argument("--k", type=int, default=5, help="candidates per step")
     parser.add_argument("--limit", type=int, default=0, help="only the first N requests")
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=60.0,
+        help="seconds each model answer may take (the flow's default: 60); raise it on a "
+        "busy machine so that load does not decide the answers",
+    )
+    parser.add_argument(
+        "--half",
+        choices=("all", "tuning", "held-out"),
+        default="all",
+        help="only the tuning (even) or held-out (odd) requests",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--verbose", action="store_true", help="each request on stderr")
     args = parser.parse_args(argv)
@@ -512,7 +537,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     print(f"{'set':10}" + "".join(f"{key:>18}" for key in KEYS))
     for half in ("tuning", "held-out", "all"):
-        row = result[half]
+        row = result.get(half)
+        if row is None:
+            continue
         print(f"{half:10}" + "".join(f"{row[key]:>18}" for key in KEYS))
     for miss in result["misses"]:
         print(f"  miss: {miss['request'][:70]!r} {miss['status']} {miss['called']}")

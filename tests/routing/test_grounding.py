@@ -8,7 +8,14 @@ import datetime as dt
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plugyard.routing.grounding import Evidence, check, fold, numbers_in
+from plugyard.routing.grounding import (
+    Evidence,
+    check,
+    fold,
+    normalise,
+    numbers_in,
+    spelled_numbers,
+)
 
 DAY = dt.date(2026, 3, 14)
 CONVERT = {
@@ -121,3 +128,113 @@ def test_case_and_spacing_never_matter(word: str, spaces: list[str], upper: bool
 def test_folding_is_idempotent_and_ignores_case(word: str) -> None:
     assert fold(fold(word)) == fold(word) or fold(word).endswith(("er", "y"))
     assert fold(word.upper()) == fold(word.lower())
+
+
+# Normalising: the request's values in the form the tool's schema asks for, and never a
+# value the model added on its own.
+
+TIME = {
+    "type": "object",
+    "properties": {
+        "time": {"type": "string", "description": "a time of day as HH:MM for today"},
+        "to_zone": {"type": "string"},
+        "unit": {"type": "string", "enum": ["ft", "m", "km", "mi", "°F", "°C", "lb"]},
+    },
+    "required": ["time", "to_zone"],
+}
+_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+         "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+         "seventeen", "eighteen", "nineteen"]  # fmt: skip
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+
+
+def spell(n: int) -> str:
+    """``n`` in English words, British style ("three hundred and fifty")."""
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10 - 2] + ("" if n % 10 == 0 else f"-{_ONES[n % 10]}")
+    if n < 1000:
+        rest = n % 100
+        return f"{_ONES[n // 100]} hundred" + (f" and {spell(rest)}" if rest else "")
+    for scale, name in ((10**9, "billion"), (10**6, "million"), (1000, "thousand")):
+        if n >= scale:
+            rest = n % scale
+            return f"{spell(n // scale)} {name}" + (f" {spell(rest)}" if rest else "")
+    raise AssertionError(n)
+
+
+def test_a_time_of_day_is_written_as_the_tool_takes_it() -> None:
+    said = ["What time is it in Tokyo when it is 9am in Lisbon?"]
+    assert normalise({"time": "9am"}, TIME, said)["time"] == "09:00"
+    assert normalise({"time": "3 p.m."}, TIME, said)["time"] == "15:00"
+    assert normalise({"time": "12am"}, TIME, said)["time"] == "00:00"
+    assert normalise({"time": "12:30pm"}, TIME, said)["time"] == "12:30"
+    assert normalise({"time": "now"}, TIME, said)["time"] == "now"  # left for check
+
+
+def test_an_invented_date_and_offset_are_cut_and_a_stated_one_kept() -> None:
+    lisbon = ["What time is it in Tokyo when it is 9am in Lisbon?"]
+    assert normalise({"time": "2023-09-15T09:00:00Z"}, TIME, lisbon)["time"] == "09:00"
+    utc = ["If the meeting is at 14:00 UTC, what time is that in India?"]
+    assert normalise({"time": "2023-04-14T14:00:00Z"}, TIME, utc)["time"] == "14:00Z"
+    dated = ["On 2024-03-10 at 14:30 in Paris, what time is it in Tokyo?"]
+    assert normalise({"time": "2024-03-10T14:30:00"}, TIME, dated)["time"] == "2024-03-10T14:30"
+
+
+def test_the_hour_of_an_iso_date_and_time_must_be_grounded_too() -> None:
+    schema = {"type": "object", "properties": {"time": {}}, "required": ["time"]}
+    said = evidence("What time is it in Tokyo when it is 9am in Lisbon?")
+    assert check({"time": f"{DAY.isoformat()}T09:00"}, schema, said) == ()
+    made_up = check({"time": f"{DAY.isoformat()}T12:00"}, schema, said)
+    assert [u.pointer for u in made_up] == ["/time"]
+
+
+def test_a_parameter_without_a_time_of_day_is_left_alone() -> None:
+    schema = {"type": "object", "properties": {"when": {"type": "string"}}}
+    value = {"when": "2023-09-15T09:00:00Z"}
+    assert normalise(value, schema, ["9am in Lisbon"]) == value
+
+
+def test_unit_words_become_the_enums_symbol_only_when_one_member_names_them() -> None:
+    said = ["6 feet in meters"]
+    for word, symbol in (("feet", "ft"), ("meters", "m"), ("Fahrenheit", "°F"),
+                         ("celsius", "°C"), ("pounds", "lb"), ("kilometres", "km")):  # fmt: skip
+        assert normalise({"unit": word}, TIME, said)["unit"] == symbol
+    assert normalise({"unit": "yards"}, TIME, said)["unit"] == "yards"  # no member: left
+
+
+def test_numbers_in_words_count_as_numbers() -> None:
+    assert {25.0, 350.0} <= numbers_in("twenty-five people and three hundred and fifty more")
+    assert 1200.0 in numbers_in("one thousand two hundred")
+    assert spelled_numbers("twenty five, three") == {25.0, 3.0}  # punctuation ends a run
+
+
+@given(st.integers(min_value=0, max_value=10**9 - 1))
+def test_every_number_spelled_in_words_is_read_back(number: int) -> None:
+    assert float(number) in numbers_in(f"what is {spell(number)} in miles")
+
+
+@given(st.integers(min_value=1, max_value=12), st.integers(min_value=0, max_value=59),
+       st.sampled_from(["am", "pm", " AM", " p.m."]))  # fmt: skip
+def test_a_clock_time_normalises_to_a_grounded_hh_mm(hour: int, minute: int, half: str) -> None:
+    written = f"{hour}:{minute:02d}{half}"
+    said = [f"what time is it in Tokyo when it is {written} in Lisbon"]
+    value = normalise({"time": written, "to_zone": "Asia/Tokyo"}, TIME, said)
+    expected = hour % 12 + (12 if "p" in half.lower() else 0)
+    assert value["time"] == f"{expected:02d}:{minute:02d}"
+    assert normalise(value, TIME, said) == value  # idempotent
+    assert check(value, TIME, Evidence.of(said, today=DAY)) == ()
+
+
+@given(st.integers(min_value=1900, max_value=2100), st.integers(min_value=1, max_value=12),
+       st.integers(min_value=1, max_value=28), st.integers(min_value=0, max_value=23),
+       st.integers(min_value=0, max_value=59))  # fmt: skip
+def test_normalising_never_adds_a_number_the_value_lacks(
+    year: int, month: int, day: int, hour: int, minute: int
+) -> None:
+    written = f"{year}-{month:02d}-{day:02d}T{hour:02d}:{minute:02d}:00Z"
+    said = [f"at {hour}:{minute:02d} in Lisbon, what time is it in Tokyo"]
+    value = normalise({"time": written}, TIME, said)["time"]
+    assert numbers_in(value) <= numbers_in(written)
+    assert str(year) not in value  # the request states no date

@@ -29,7 +29,7 @@ from plugyard.governance.approvals import receipt_hash
 from plugyard.governance.core import Governance
 from plugyard.governance.digest import request_digest
 from plugyard.routing.choice import Candidate
-from plugyard.routing.grounding import Evidence, Ungrounded, check, described_text
+from plugyard.routing.grounding import Evidence, Ungrounded, check, described_text, normalise
 from plugyard.runtimes.base import CallContext
 
 #: Operations with these effects wait for the caller's confirmation when tool output
@@ -81,6 +81,7 @@ class Calls:
         operation = candidate.operation
         described = described_text(operation.description or candidate.description,
                                    operation.examples, operation.parameters)  # fmt: skip
+        arguments = normalise(arguments, operation.parameters, self.texts)  # the tool's form
         found = check(arguments, operation.parameters, self.evidence(), described)
         missing = tuple(u for u in found if u.required)
         dropped = tuple(u for u in found if not u.required)

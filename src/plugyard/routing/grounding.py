@@ -16,6 +16,15 @@ default and enum, and the output of earlier tool calls in the same request.
 
 Today's date counts as evidence, so "9am" may become today's ISO date; any other date
 must be in the request.
+
+Before the check, :func:`normalise` puts what the request states into the form the
+tool's schema asks for, and takes out what the model added on its own; it never adds a
+value. A unit word becomes the enum's symbol ("feet" → "ft") when exactly one member
+names it; for a parameter that takes a time of day (its ``format`` is ``time`` or its
+description says "HH:MM" or "time of day"), "9am" becomes "09:00", and a date or UTC
+offset the request does not state is cut from a date and time ("2023-09-15T09:00:00Z"
+for "9am in Lisbon" → "09:00"). Numbers written in words count as numbers ("twenty
+five" → 25, "three hundred and fifty" → 350).
 """
 
 from __future__ import annotations
@@ -61,6 +70,7 @@ _SYNONYMS: Mapping[str, frozenset[str]] = {
         "st": {"stone"}, "t": {"tonne", "ton"}, "g": {"gram"}, "kg": {"kilogram", "kilo"},
         "b": {"byte"}, "kb": {"kilobyte"}, "mb": {"megabyte"}, "gb": {"gigabyte"},
         "tb": {"terabyte"}, "usd": {"dollar"}, "eur": {"euro"}, "gbp": {"sterling"},
+        "now": {"current", "currently", "moment"}, "m": {"meter"},
     }.items()
 }  # fmt: skip
 _FILLER = frozenset({"deg", "degree", "the", "a", "an", "of", "in", "to", "and", "or"})
@@ -90,6 +100,7 @@ def words_in(text: str) -> list[str]:
 def numbers_in(text: str) -> set[float]:
     """Every number ``text`` states, as people write them (see the module's notes)."""
     found: set[float] = set()
+    text = _ISO_LETTERS.sub(" ", text)  # "…-15T09:00": the hour is a number too
     for match in _NUMBER.finditer(text):
         whole, fraction = match.group(1).replace(",", ""), match.group(2)
         found.add(float(f"{whole}.{fraction}" if fraction else whole))
@@ -102,6 +113,7 @@ def numbers_in(text: str) -> set[float]:
     words = [w.lower() for w in _WORD.findall(text)]
     for word in words:
         found.update(float(v) for v in _NUMBER_WORDS.get(fold(word), ()))
+    found.update(spelled_numbers(text))
     if "%" in text:
         found.add(100.0)
     # "3 thousand" is 3000, "2.5 million" 2,500,000.
@@ -111,6 +123,58 @@ def numbers_in(text: str) -> set[float]:
     for value in list(found):  # a percentage may be written as its fraction
         if "%" in text or "percent" in words:
             found.add(value / 100)
+    return found
+
+
+_UNITS_WORDS: Mapping[str, float] = {
+    name: float(value)
+    for value, name in enumerate((
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+        "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+        "seventeen", "eighteen", "nineteen",
+    ))
+}  # fmt: skip
+_TENS_WORDS: Mapping[str, float] = {
+    name: float(10 * (index + 2))
+    for index, name in enumerate(
+        ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+    )
+}
+#: Words and the punctuation that ends a run of number words.
+_TOKEN = re.compile(r"[^\W\d_]+|[^\w\s-]|\d+", re.UNICODE)
+
+
+def spelled_numbers(text: str) -> set[float]:
+    """The numbers that runs of number words in ``text`` spell, each run read as one
+    number: "twenty five" → 25, "three hundred and fifty" → 350, "two million" →
+    2,000,000. Punctuation, a digit or any other word ends a run; "and" continues one
+    only after "hundred" or a larger scale, as in "one hundred and one"."""
+    found: set[float] = set()
+    total = current = 0.0
+    running = False
+    previous = ""
+    for token in (t.lower() for t in _TOKEN.findall(text)):
+        if token in _UNITS_WORDS or token in _TENS_WORDS:
+            current += _UNITS_WORDS.get(token) or _TENS_WORDS.get(token) or 0.0
+        elif token == "hundred" and running:
+            current = max(current, 1.0) * 100
+        elif token in _SCALES and running:
+            total += max(current, 1.0) * _SCALES[token]
+            current = 0.0
+        elif token == "and" and running and previous in _SCALES:
+            previous = token
+            continue
+        else:
+            if running:
+                found.add(total + current)
+            total = current = 0.0
+            running = False
+            previous = token
+            continue
+        running = True
+        previous = token
+    if running:
+        found.add(total + current)
     return found
 
 
@@ -177,6 +241,89 @@ class Ungrounded:
     @property
     def name(self) -> str:
         return self.pointer.lstrip("/").split("/", 1)[0]
+
+
+_AMPM = re.compile(r"^\s*(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\.?\s*$", re.IGNORECASE)
+_DATE_TIME = re.compile(
+    r"^\s*(\d{4})-(\d{2})-(\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*"
+    r"(Z|[+-]\d{2}:?\d{2})?\s*$",
+    re.IGNORECASE,
+)
+_OFFSET_STATED = re.compile(r"\b(utc|gmt|z)\b|[+-]\d{1,2}:?\d{2}\b", re.IGNORECASE)
+
+
+def normalise(
+    arguments: Mapping[str, Any], schema: Mapping[str, Any], texts: Sequence[str]
+) -> dict[str, Any]:
+    """``arguments`` in the form ``schema`` asks for, from what ``texts`` (the
+    request) state: see the module's notes. A value it cannot place is left as the
+    model wrote it, for :func:`check` to judge."""
+    properties = schema.get("properties")
+    props: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
+    said = " ".join(texts)
+    out: dict[str, Any] = {}
+    for name, value in arguments.items():
+        sub = props.get(name)
+        out[name] = _normal(value, sub if isinstance(sub, Mapping) else {}, said)
+    return out
+
+
+def _normal(value: Any, schema: Mapping[str, Any], said: str) -> Any:
+    if not isinstance(value, str):
+        return value
+    enum = schema.get("enum")
+    if isinstance(enum, list) and not _declared(value, schema):
+        return _enum_member(value, [e for e in enum if isinstance(e, str)])
+    if _takes_clock(schema):
+        return _clock(value, said)
+    return value
+
+
+def _enum_member(value: str, members: Sequence[str]) -> str:
+    """The one member that ``value`` names ("feet" → "ft"), else ``value``."""
+    said = frozenset(words_in(value))
+    named = Evidence(frozenset(), said)
+    # A member that is the value's word or its symbol first ("fahrenheit" → "°F"), then
+    # one that abbreviates it ("kilometres" → "km").
+    exact = [m for m in members if (w := words_in(m)) and all(
+        x in said or _SYNONYMS.get(x, frozenset()) & said for x in w)]  # fmt: skip
+    found = exact or [
+        m for m in members if (w := words_in(m)) and all(named.has_word(x) for x in w)
+    ]
+    return found[0] if len(found) == 1 else value
+
+
+def _takes_clock(schema: Mapping[str, Any]) -> bool:
+    """The parameter takes a time of day on its own (not only a full date and time)."""
+    if schema.get("format") == "time":
+        return True
+    described = schema.get("description")
+    return isinstance(described, str) and (
+        "HH:MM" in described or "time of day" in described.lower()
+    )
+
+
+def _clock(value: str, said: str) -> str:
+    """ "9am" as 09:00; a date and time without the date and the offset that the
+    request does not state."""
+    ampm = _AMPM.match(value)
+    if ampm is not None:
+        twelve, minutes = int(ampm.group(1)), int(ampm.group(2) or 0)
+        if 1 <= twelve <= 12 and minutes < 60:
+            hours = twelve % 12 + (12 if ampm.group(3).lower() == "p" else 0)
+            return f"{hours:02d}:{minutes:02d}"
+        return value
+    found = _DATE_TIME.match(value)
+    if found is None:
+        return value
+    year, month, day, hour, minute, second, offset = found.groups()
+    date = f"{year}-{month}-{day}"
+    clock = f"{int(hour):02d}:{minute}" + (f":{second}" if second and second != "00" else "")
+    if year in said:  # the request states the date (in some form): keep it
+        clock = f"{date}T{clock}"
+    if offset is not None and _OFFSET_STATED.search(said) is not None:
+        clock += offset.upper()
+    return clock
 
 
 def check(arguments: Mapping[str, Any], schema: Mapping[str, Any], evidence: Evidence,

@@ -2,17 +2,50 @@
 
 Discovery searches with the caller's rights as its filter, so an operation the caller
 may not call is never offered, whatever the message or an earlier tool output says.
+
+Discovery answers with one match per plugin, named by the plugin's best entry. When a
+plugin matches, every operation of it the caller may call is a candidate: the best
+entry is often a sibling of the operation that does the job ("6 ft to meters" matched
+``unit-convert``'s "List units" entry above "Convert a quantity"), and the relevance
+floor judged the plugin, not each operation. The siblings are ordered by the request's
+words found in each operation's own text — its name, description, parameters and
+examples — counting only the words that tell the siblings apart, discovery's own pick
+breaking ties; each sits :data:`SIBLING_GAP` below the one before it, so another
+plugin's close match can come between them. When the request states a value to work
+on — a number or a quoted text — an operation that requires none (a listing such as
+``list_units``, or "the current time") never comes before a sibling that requires
+values to do its job.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from plugyard.discovery.query import CanSee, Filters, Match
+from plugyard.manifest.model import Operation
 from plugyard.routing.choice import Candidate
+from plugyard.routing.grounding import words_in
 
 Search = Callable[[str, int, Filters], Sequence[Match]]
+
+#: Score between consecutive siblings of one plugin (retrieval's fused scores are
+#: z-scores summed over channels; a close match scores within about 0.5 of the best).
+SIBLING_GAP = 0.3
+#: Words that say nothing about which operation is meant.
+_COMMON = frozenset({
+    "a", "an", "the", "is", "are", "was", "be", "it", "its", "this", "that", "of", "in",
+    "on", "at", "to", "for", "from", "by", "with", "and", "or", "as", "me", "my", "i",
+    "you", "your", "we", "what", "how", "many", "much", "do", "does", "can", "please",
+    "tell", "give", "there",
+})  # fmt: skip
+#: A value the request states: a number (digits or a number word) or a quoted text.
+_STATED = re.compile(
+    r"\d|[\"“”‘’']\S.*?[\"“”‘’']|\b(one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"hundred|thousand|dozen|half)\b",
+    re.IGNORECASE,
+)
 
 
 class Teacher(Protocol):
@@ -25,20 +58,73 @@ class Teacher(Protocol):
 
 
 def retrieve(search: Search, query: str, k: int, can_see: CanSee) -> tuple[Candidate, ...]:
-    """At most ``k`` operations, best first: each match's operation, or every operation
-    the caller may call of a plugin that matched as a whole. Only matches above the
-    relevance floor count, so an empty answer means nothing relevant."""
+    """At most ``k`` operations, best first: the operations the caller may call of
+    each plugin that matched above the relevance floor, so an empty answer means
+    nothing relevant."""
     found: list[Candidate] = []
     seen: set[tuple[str, str]] = set()
     for match in search(query, k, Filters(can_see=can_see, relevant_only=True)):
         descriptor = match.plugin.descriptor
-        for operation in descriptor.operations:
-            if match.operation is not None and operation.id != match.operation:
-                continue
-            key = (descriptor.id, operation.id)
-            if key in seen or not can_see(*key):
-                continue
-            seen.add(key)
-            found.append(Candidate(descriptor.id, operation, match.score, descriptor.description,
-                                   descriptor.name or "", descriptor))  # fmt: skip
+        usable = [
+            op
+            for op in descriptor.operations
+            if (descriptor.id, op.id) not in seen and can_see(descriptor.id, op.id)
+        ]
+        for rank, operation in enumerate(siblings(query, usable, match.operation)):
+            seen.add((descriptor.id, operation.id))
+            found.append(Candidate(descriptor.id, operation, match.score - SIBLING_GAP * rank,
+                                   descriptor.description, descriptor.name or "",
+                                   descriptor))  # fmt: skip
+    found.sort(key=lambda c: -c.score)  # stable: equal scores keep discovery's order
     return tuple(found[:k])
+
+
+def siblings(query: str, operations: Sequence[Operation],
+             matched: str | None = None) -> list[Operation]:  # fmt: skip
+    """The operations of one plugin, the likeliest for ``query`` first (the module's
+    notes); ``matched`` is the one discovery named."""
+    if len(operations) < 2:
+        return list(operations)
+    texts = [set(words_in(operation_text(op))) for op in operations]
+    wanted = {w for w in words_in(query) if w not in _COMMON}
+    counts = {w: sum(w in t for t in texts) for w in wanted}
+
+    def telling(index: int) -> float:
+        # A word every sibling has tells nothing; one only this sibling has counts 1.
+        shared = len(operations)
+        return sum((shared - counts[w]) / (shared - 1) for w in wanted if w in texts[index])
+
+    job = _STATED.search(query) is not None and any(map(takes_values, operations))
+    order = sorted(
+        range(len(operations)),
+        key=lambda i: (
+            job and not takes_values(operations[i]),
+            -telling(i),
+            operations[i].id != matched,
+        ),
+    )
+    return [operations[i] for i in order]
+
+
+def takes_values(operation: Operation) -> bool:
+    """The operation requires at least one argument: it does a job with the request's
+    values, where one that requires none lists or looks something up."""
+    required = operation.parameters.get("required")
+    return isinstance(required, list) and len(required) > 0
+
+
+def operation_text(operation: Operation) -> str:
+    """The operation's own words: id, name, description, parameters (their names,
+    descriptions, defaults and enums) and examples."""
+    parts = [operation.id.replace("_", " "), operation.name or "", operation.description]
+    properties = operation.parameters.get("properties")
+    if isinstance(properties, dict):
+        for name, spec in properties.items():
+            parts.append(str(name).replace("_", " "))
+            if isinstance(spec, dict):
+                enum = spec.get("enum")
+                values = [spec.get("description"), spec.get("default")]
+                values += enum if isinstance(enum, list) else []
+                parts += [str(v) for v in values if isinstance(v, str | int | float)]
+    parts += [str(example) for example in operation.examples]
+    return " ".join(parts)

@@ -18,6 +18,7 @@ PLUGIN_MANIFEST = {
             "how long would it take to read this article aloud",
             "what are the most frequent words in this text",
             "is this paragraph under 150 words",
+            "how many characters are in this tweet",
         ]
     },
 }

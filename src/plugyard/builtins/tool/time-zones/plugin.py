@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import zoneinfo
 from datetime import UTC, datetime, timedelta
+from datetime import time as dt_time
 from functools import cache
 
 from typing_extensions import TypedDict  # pydantic reads it on Python 3.11
@@ -76,18 +77,28 @@ def _parse(text: str, source: zoneinfo.ZoneInfo) -> tuple[datetime, str | None]:
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        try:
-            clock = datetime.strptime(value, "%H:%M") if len(value) <= 5 else None
-        except ValueError:
-            clock = None
+        clock = _time_of_day(value)
         if clock is None:
             raise InvalidInput(f"{text!r} is not an ISO 8601 date and time") from None
-        today = datetime.now(source).date()
-        moment = datetime.combine(today, clock.time())
+        today = datetime.now(clock.tzinfo or source).date()
+        moment = datetime.combine(today, clock)
     if moment.tzinfo is not None:
         return moment, None
     local = moment.replace(tzinfo=source)
     return local, _anomaly(local, source)
+
+
+def _time_of_day(value: str) -> dt_time | None:
+    """A time of day for today: "9:30", "14:30", "14:30:15", with an offset of its own
+    ("14:30Z", "14:30+02:00") or without."""
+    try:
+        return dt_time.fromisoformat(value.replace("z", "Z"))
+    except ValueError:
+        pass
+    try:
+        return datetime.strptime(value, "%H:%M").time() if len(value) <= 5 else None
+    except ValueError:
+        return None
 
 
 def _anomaly(local: datetime, source: zoneinfo.ZoneInfo) -> str | None:

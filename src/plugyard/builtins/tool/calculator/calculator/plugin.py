@@ -28,7 +28,8 @@ class CalculatorPlugin:
                     "description": (
                         "An arithmetic expression: numbers, + - * / // % ** (or ^), "
                         "parentheses, the constants pi, e, tau and the functions "
-                        f"{', '.join(sorted(FUNCTIONS))}. Example: 'sqrt(2) * (3 + 4)^2'."
+                        f"{', '.join(sorted(FUNCTIONS))}, written with the request's own "
+                        "numbers; a percentage p% of x is p / 100 * x."
                     ),
                 },
                 "precision": {

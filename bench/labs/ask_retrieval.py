@@ -1,0 +1,64 @@
+"""Ask lab: what retrieval offers the model for bench/ask.py's requests (no model).
+
+    python bench/labs/ask_retrieval.py [--k 5] [-v]
+
+For each served request: the rank of its expected operation among the candidates
+``routing.retrieve`` offers (``-`` when it is not offered); for each request nothing
+serves: whether anything was offered. Prints the shares and, with ``-v``, every request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ask import REQUESTS
+
+from plugyard.discovery.query import allow_all
+from plugyard.routing.retrieve import retrieve
+from plugyard.yard import Settings, Yard
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+    first = offered = served = quiet = unserved = 0
+    halves = {"tuning": [0, 0], "held-out": [0, 0]}  # expected first, served
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = Settings.from_env(database=str(Path(tmp) / "lab.db"))
+        with Yard.from_settings(settings) as yard:
+            for index, request in enumerate(REQUESTS):
+                found = retrieve(yard.search, request.text, args.k, allow_all)
+                keys = [(c.plugin_id, c.operation.id) for c in found]
+                if request.plugin is None:
+                    unserved += 1
+                    quiet += not keys
+                    mark = "ok " if not keys else "BAD"
+                else:
+                    served += 1
+                    want = (request.plugin, request.operation)
+                    rank = keys.index(want) + 1 if want in keys else 0
+                    first += rank == 1
+                    half = halves["tuning" if index % 2 == 0 else "held-out"]
+                    half[0] += rank == 1
+                    half[1] += 1
+                    offered += rank > 0
+                    mark = "ok " if rank == 1 else ("2+ " if rank else "BAD")
+                if args.verbose:
+                    pairs = zip(keys, found, strict=True)
+                    shown = ", ".join(f"{p}.{o} {c.score:.2f}" for (p, o), c in pairs)
+                    print(f"{mark} {request.text[:60]!r}: {shown}")
+    print(f"served {served}: expected first {first / served:.3f}, offered {offered / served:.3f}")
+    print(f"unserved {unserved}: nothing offered {quiet / unserved:.3f}")
+    for name, (right, count) in halves.items():
+        print(f"{name}: expected first {right / count:.3f} of {count}")
+
+
+if __name__ == "__main__":
+    main()

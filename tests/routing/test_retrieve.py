@@ -1,0 +1,90 @@
+"""Retrieval's candidates: every operation of a matched plugin, the one that does the
+job first when the request states a value, and only what the caller may call."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from plugyard.discovery.query import Filters, Match, allow_all
+from plugyard.manifest.model import Operation
+from plugyard.routing.retrieve import SIBLING_GAP, retrieve, siblings
+from plugyard.yard import Yard
+
+
+def _search(yard: Yard, *hits: tuple[str, str | None, float]):  # type: ignore[no-untyped-def]
+    """A search that answers ``hits`` (plugin, operation discovery named, score)."""
+
+    def search(query: str, k: int, filters: Filters) -> list[Match]:
+        found = []
+        for plugin_id, operation, score in hits:
+            plugin = yard.registry.find(plugin_id)
+            assert plugin is not None
+            found.append(Match(plugin, operation, score, "test"))
+        return found[:k]
+
+    return search
+
+
+def _ops(yard: Yard, plugin_id: str) -> Sequence[Operation]:
+    plugin = yard.registry.find(plugin_id)
+    assert plugin is not None
+    return plugin.descriptor.operations
+
+
+def _keys(found: Sequence[object]) -> list[tuple[str, str]]:
+    return [(c.plugin_id, c.operation.id) for c in found]  # type: ignore[attr-defined]
+
+
+def test_a_matched_listing_entry_still_offers_the_operation_that_does_the_job(
+    yard: Yard,
+) -> None:
+    search = _search(yard, ("unit-convert", "list_units", 4.0))
+    found = retrieve(search, "6 ft to meters", 5, allow_all)
+    assert _keys(found) == [("unit-convert", "convert"), ("unit-convert", "list_units")]
+    assert found[0].score == 4.0
+    assert found[1].score == 4.0 - SIBLING_GAP
+
+
+def test_a_request_for_a_list_keeps_the_listing_first(yard: Yard) -> None:
+    search = _search(yard, ("unit-convert", "list_units", 4.0))
+    found = retrieve(search, "Which temperature units can you convert?", 5, allow_all)
+    assert _keys(found)[0] == ("unit-convert", "list_units")
+
+
+def test_words_only_one_sibling_has_choose_it_over_discoverys_pick(yard: Yard) -> None:
+    ops = siblings("tell me the current UTC time", _ops(yard, "time-zones"), "convert_time")
+    assert ops[0].id == "now"
+
+
+def test_with_nothing_telling_discoverys_pick_comes_first(yard: Yard) -> None:
+    ops = siblings("zzz qqq", _ops(yard, "time-zones"), "list_zones")
+    assert ops[0].id == "list_zones"
+
+
+def test_another_plugins_close_match_comes_between_siblings(yard: Yard) -> None:
+    search = _search(yard, ("unit-convert", "convert", 3.0), ("calculator", None, 2.9))
+    found = retrieve(search, "how much is 1000 divided by 8", 5, allow_all)
+    assert _keys(found) == [
+        ("unit-convert", "convert"),
+        ("calculator", "execute"),
+        ("unit-convert", "list_units"),
+    ]
+
+
+def test_operations_the_caller_may_not_call_are_never_offered(yard: Yard) -> None:
+    search = _search(yard, ("unit-convert", "list_units", 4.0))
+
+    def can_see(plugin_id: str, operation: str | None) -> bool:
+        return operation != "convert"
+
+    found = retrieve(search, "6 ft to meters", 5, can_see)
+    assert _keys(found) == [("unit-convert", "list_units")]
+
+
+def test_at_most_k_candidates(yard: Yard) -> None:
+    search = _search(yard, ("time-zones", None, 4.0), ("unit-convert", None, 3.0))
+    assert len(retrieve(search, "9am in Lisbon", 2, allow_all)) == 2
+
+
+def test_nothing_relevant_offers_nothing(yard: Yard) -> None:
+    assert retrieve(_search(yard), "write me a poem", 5, allow_all) == ()
