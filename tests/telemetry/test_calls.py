@@ -19,7 +19,7 @@ from .conftest import Recorded, recording
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from execution.conftest import FunctionRuntime, Table, descriptor
-from execution.governed import Governed, governed
+from governance.governed import Governed, governed
 
 POLICY = """
 subjects: {bob: {roles: [reader]}}
@@ -152,4 +152,4 @@ def test_a_streamed_call_is_traced_like_a_plain_one(otel: Recorded) -> None:
 def test_an_executor_built_while_telemetry_is_off_has_no_tracer() -> None:
     assert telemetry.active() is None
     table, runtime = math_yard()
-    assert Executor(table, {"python": runtime}).tracer is None
+    assert "trace" not in Executor(table, {"python": runtime}).step_names

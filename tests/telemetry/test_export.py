@@ -27,7 +27,7 @@ from .conftest import Recorded
 from .test_calls import POLICY, math_yard
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from execution.governed import governed
+from governance.governed import governed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,7 +100,7 @@ def test_a_yard_built_from_the_environment_exports_its_calls(collector: Collecto
     previous = telemetry.install(None)
     try:
         with Yard.from_settings(settings) as yard:
-            assert yard.executor.tracer is not None
+            assert yard.executor.step_names[0] == "trace"
             result = asyncio.run(yard.executor.call(CallRequest("nope")))
             assert result.error is not None and result.error.code == "plugin_not_found"
         configured = telemetry.active()
@@ -158,7 +158,7 @@ for name in [n for n in os.environ if n.startswith(("OTEL_", "PLUGYARD_OTEL"))]:
     del os.environ[name]
 from plugyard.yard import Settings, Yard
 with Yard.from_settings(Settings(database=":memory:", builtins=False)) as yard:
-    assert yard.executor.tracer is None
+    assert "trace" not in yard.executor.step_names
     asyncio.run(yard.executor.call(__import__("plugyard").CallRequest("nope")))
 print(sorted(n for n in sys.modules if n.startswith("opentelemetry")))
 """

@@ -23,7 +23,7 @@ from .conftest import Recorded
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from execution.conftest import FunctionRuntime, Table, descriptor
-from execution.governed import governed
+from governance.governed import governed
 
 POLICY = """
 subjects: {bob: {roles: [reader]}}

@@ -16,7 +16,6 @@ skipped hook costs nothing per call.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -534,7 +533,7 @@ class Trace:
                 span,
                 result.status,
                 error.code if error else None,
-                (time.perf_counter() - call.started) * 1000.0,
+                float(result.cost.get("duration_ms", 0.0)),  # the result's own
                 plugin=plugin.id if plugin else None,
                 operation=call.operation.id if call.operation else None,
                 runtime=plugin.descriptor.runtime.kind if plugin else None,
