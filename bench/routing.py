@@ -5,7 +5,7 @@ with the caller's rights and the relevance floor, the model's decision, the argu
 — which ends ``planned`` with the call it would make.
 
     python bench/routing.py --data ../shared/bench/metatool --limit 200
-    python bench/routing.py --data DIR --methods scored,generate --model NAME[,NAME] --json
+    python bench/routing.py --data DIR --methods respond --model NAME[,NAME] --json
 
 DIR is as for bench/discovery.py (``plugins.jsonl``, ``queries.jsonl``). Per method and
 model: ``choice@1`` (the planned plugin is the labelled one), ``retrieval_recall@1``
@@ -43,12 +43,15 @@ from discovery import percentile, read_jsonl
 from plugyard.llm.embedded import EmbeddedChatModel
 from plugyard.llm.pinned import CATALOG, DEFAULT
 from plugyard.manifest.dialects.canonical import SCHEMA_ID
-from plugyard.routing.decide import METHODS
 from plugyard.yard import Settings, Yard
 
 _PARAMETER = re.compile(r"^\s*([A-Za-z_][\w]*) \((\w+), (required|optional)\): (.*)$", re.S)
 _TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
           "list": "array", "dict": "object"}  # fmt: skip
+
+#: The routing flow decides one way (routing/loop.py: llm/calls.respond); the name labels
+#: the rows.
+METHODS = ("respond",)
 
 
 def parameters_of(long: str | None) -> dict[str, Any]:
@@ -92,15 +95,14 @@ def spread(items: list[Any], limit: int) -> list[Any]:
 
 async def measure(yard: Yard, queries: list[dict[str, Any]], method: str, model: Any, k: int
                   ) -> dict[str, Any]:  # fmt: skip
-    await yard.ask(queries[0]["query"], llm=model, method=method, dry_run=True, max_steps=1, k=k)
+    await yard.ask(queries[0]["query"], llm=model, dry_run=True, max_steps=1, k=k)
     right = base = none = errors = 0
     times: list[float] = []
     cpu: list[float] = []
     statuses: dict[str, int] = {}
     for number, item in enumerate(queries, 1):
         started, used = time.perf_counter(), time.process_time()
-        answer = await yard.ask(item["query"], llm=model, method=method, dry_run=True,
-                                max_steps=1, k=k)  # fmt: skip
+        answer = await yard.ask(item["query"], llm=model, dry_run=True, max_steps=1, k=k)
         times.append((time.perf_counter() - started) * 1000)
         # CPU time of the whole process (llama.cpp's thread included): on a machine
         # shared with other jobs, what the decision itself cost.

@@ -30,6 +30,10 @@ COMMANDS = {
         "Call an operation and print its result: the data, or the error with its code "
         "(--json: the whole result envelope).",
     ),
+    "confirm": LazyCommand(
+        "plugyard.cli.ask:confirm_command",
+        "Run a call an ask held for your confirmation (pending_confirmation), by its receipt.",
+    ),
     "export": LazyCommand(
         "plugyard.cli.manifests:export_command",
         "Write the plugins of PATH (or, with --installed, the registered ones) as tool "
