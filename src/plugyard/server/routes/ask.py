@@ -32,6 +32,7 @@ from plugyard.server.bodies import AskReply, ResultEnvelope
 from plugyard.server.errors import json_response, result_response
 from plugyard.server.inputs import AskBody, ConfirmBody
 from plugyard.server.routes.documented import JSON_BODY, KEYED, errors_doc
+from plugyard.server.routes.execute import CALL_FAILURES
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 
@@ -50,8 +51,8 @@ _SSE = {
 _SSE_DOC = {"description": "`step` events as the steps finish, then one `answer` event.",
             "content": _SSE}  # fmt: skip
 _ERRORS = errors_doc(*KEYED, *JSON_BODY)
-_CONFIRM_ERRORS = errors_doc(*KEYED, *JSON_BODY, "invalid_receipt", "permission_denied",
-                             "invalid_parameters", "plugin_error")  # fmt: skip
+#: A confirmed call ends as any call can (the execute route's codes).
+_CONFIRM_ERRORS = errors_doc(*KEYED, *JSON_BODY, *CALL_FAILURES)
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
