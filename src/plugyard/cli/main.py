@@ -32,7 +32,9 @@ COMMANDS = {
     ),
     "confirm": LazyCommand(
         "plugyard.cli.ask:confirm_command",
-        "Run a call an ask held for your confirmation (pending_confirmation), by its receipt.",
+        "Run the call an ask held for your confirmation (its answer said pending_confirmation "
+        "and gave RECEIPT), as the subject it was held for, and print its result as "
+        "``plugyard call`` does.",
     ),
     "export": LazyCommand(
         "plugyard.cli.manifests:export_command",
