@@ -5,7 +5,7 @@ with the caller's rights and the relevance floor, the model's decision, the argu
 — which ends ``planned`` with the call it would make.
 
     python bench/routing.py --data ../shared/bench/metatool --limit 200
-    python bench/routing.py --data DIR --methods scored,generate --model NAME[,NAME] --json
+    python bench/routing.py --data DIR --methods respond --model NAME[,NAME] --json
 
 DIR is as for bench/discovery.py (``plugins.jsonl``, ``queries.jsonl``). Per method and
 model: ``choice@1`` (the planned plugin is the labelled one), ``retrieval_recall@1``
@@ -47,7 +47,6 @@ from plugyard.llm.calls import respond
 from plugyard.llm.embedded import EmbeddedChatModel
 from plugyard.llm.pinned import CATALOG, DEFAULT
 from plugyard.manifest.dialects.canonical import SCHEMA_ID
-from plugyard.routing.decide import METHODS
 from plugyard.routing.offer import Offer
 from plugyard.routing.retrieve import retrieve
 from plugyard.yard import Settings, Yard
@@ -67,6 +66,10 @@ VERBOSE = False
 _PARAMETER = re.compile(r"^\s*([A-Za-z_][\w]*) \((\w+), (required|optional)\): (.*)$", re.S)
 _TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean",
           "list": "array", "dict": "object"}  # fmt: skip
+
+#: The routing flow decides one way (routing/loop.py: llm/calls.respond); the name labels
+#: the rows.
+METHODS = (RESPOND,)
 
 
 def parameters_of(long: str | None) -> dict[str, Any]:
@@ -136,9 +139,7 @@ async def decide(yard: Yard, query: str, model: Any, k: int) -> Decided:
 async def measure(yard: Yard, queries: list[dict[str, Any]], method: str, model: Any, k: int
                   ) -> dict[str, Any]:  # fmt: skip
     async def one(query: str) -> Any:
-        if method == RESPOND:
-            return await decide(yard, query, model, k)
-        return await yard.ask(query, llm=model, method=method, dry_run=True, max_steps=1, k=k)
+        return await decide(yard, query, model, k)
 
     with contextlib.suppress(LlmError):  # the warm-up loads the model; its answer is not read
         await one(queries[0]["query"])
@@ -219,8 +220,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if name not in CATALOG:
             raise SystemExit(f"unknown embedded model {name!r}; one of {', '.join(CATALOG)}")
     for method in methods:
-        if method not in (*METHODS, RESPOND):
-            raise SystemExit(f"unknown method {method!r}; one of {', '.join(METHODS)}, {RESPOND}")
+        if method not in METHODS:
+            raise SystemExit(f"unknown method {method!r}; one of {', '.join(METHODS)}")
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(database=str(Path(tmp) / "bench.db"), builtins=False,
                             embedder=args.embedder, governed=False)  # fmt: skip
@@ -253,7 +254,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=200, help="N queries spread over the file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--model", default=DEFAULT.name, help="embedded model name(s), commas")
-    parser.add_argument("--methods", default=",".join((RESPOND, *METHODS)),
+    parser.add_argument("--methods", default=",".join(METHODS),
                         help="decision methods, commas")  # fmt: skip
     parser.add_argument("--half", choices=("tune", "report"), default=None,
                         help="even (tune) or odd (report) query lines only")  # fmt: skip

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi.testclient import TestClient
 
-from plugyard.llm.types import ChatAnswer, ChatRequest, Delta, Usage
+from plugyard.llm.types import ChatAnswer, ChatRequest, Delta, ToolCall, Usage
 from plugyard.yard import Yard
 
 from .conftest import codes, csrf_of
@@ -20,24 +19,23 @@ class Scripted:
 
     identity = "scripted:test"
 
-    def __init__(self, answers: list[dict[str, Any]]) -> None:
+    def __init__(self, answers: list[list[dict[str, Any]]]) -> None:
         self.answers = answers
 
     async def chat(self, request: ChatRequest) -> ChatAnswer:
-        if request.top_logprobs:  # a yes/no verdict of the scored method: no opinion
-            return ChatAnswer("yes", "stop", Usage(10, 1), 1.0, "scripted")
-        value = self.answers.pop(0)
-        return ChatAnswer(json.dumps(value), "stop", Usage(10, 5), 1.0, "scripted", json=value)
+        # Each scripted answer is the calls the model makes (as native tool calls).
+        made = tuple(ToolCall(c["name"], c["arguments"]) for c in self.answers.pop(0))
+        return ChatAnswer("", "tool_calls", Usage(10, 5), 1.0, "scripted", tool_calls=made)
 
     def stream(self, request: ChatRequest) -> AsyncIterator[Delta]:
         raise NotImplementedError
 
 
 def script(yard: Yard) -> None:
-    vars(yard)["llm"] = Scripted([{
-        "plugin": "unit-convert", "operation": "convert", "final": True,
+    vars(yard)["llm"] = Scripted([[{
+        "name": "unit-convert__convert",
         "arguments": {"value": 3, "from_unit": "km", "to_unit": "mi"},
-    }])  # fmt: skip
+    }]])  # fmt: skip
 
 
 def test_an_answer_shows_each_step(admin: TestClient, yard: Yard) -> None:
@@ -77,3 +75,40 @@ def test_the_answer_is_a_sentence_with_its_data_beside_it(admin: TestClient, yar
     assert text is not None and "1.86" in text.group(1) and "{" not in text.group(1)
     assert "<summary>Data</summary>" in reply.text
     assert re.search(r'id="progress-box"[^>]* hidden', reply.text)  # no empty second list
+
+
+MAIL = "calculate 6*7 with the calculator, then send one message to ann@example.org with the mailer"
+
+
+def test_a_held_call_is_confirmed_with_the_answers_confirm_button(
+    admin: TestClient, clerk: TestClient, yard: Yard
+) -> None:
+    vars(yard)["llm"] = Scripted([[
+        {"name": "calculator", "arguments": {"expression": "6*7"}},
+        {"name": "mailer__send", "arguments": {"to": "ann@example.org"}},
+    ]])  # fmt: skip
+    page = admin.get("/console/ask").text
+    reply = admin.post("/console/ask", data={"csrf_token": csrf_of(page), "message": MAIL})
+    assert 'data-status="pending_confirmation"' in reply.text, reply.text
+    form = re.search(r'<form method="post" action="/console/ask/confirm".*?</form>', reply.text,
+                     re.S)  # fmt: skip
+    assert form is not None and ">Confirm</button>" in form.group(0)
+    receipt = re.search(r'name="receipt" value="([^"]+)"', form.group(0))
+    assert receipt is not None
+    posted = {"csrf_token": csrf_of(form.group(0)), "receipt": receipt.group(1)}
+    # Another subject's session cannot run it: the receipt was held for the admin.
+    theirs = clerk.post(
+        "/console/ask/confirm",
+        data={**posted, "csrf_token": csrf_of(clerk.get("/console/ask").text)},
+    )
+    assert 'data-code="invalid_receipt"' in theirs.text
+    done = admin.post("/console/ask/confirm", data=posted)
+    assert 'data-status="success"' in done.text and "ann@example.org" in done.text
+    again = admin.post("/console/ask/confirm", data=posted)
+    assert 'data-code="receipt_used"' in again.text
+
+
+def test_a_confirmation_without_a_receipt_is_refused(admin: TestClient) -> None:
+    page = admin.get("/console/ask").text
+    reply = admin.post("/console/ask/confirm", data={"csrf_token": csrf_of(page)})
+    assert reply.status_code == 400 and "invalid_request" in codes(reply.text)

@@ -234,6 +234,19 @@ def _ask_rest(w: World, role: str) -> str:
     return rest_outcome(w.rest(role, "POST", "/api/v1/ask", json={"message": "hello"}))
 
 
+FORGED_RECEIPT = "pyr_" + "x" * 43
+
+
+def _confirm_console(w: World, role: str) -> str:
+    reply = w.post(role, "/console/ask/confirm", page="/console/ask", receipt=FORGED_RECEIPT)
+    return console_outcome(reply)
+
+
+def _confirm_rest(w: World, role: str) -> str:
+    body = {"receipt": FORGED_RECEIPT}
+    return rest_outcome(w.rest(role, "POST", "/api/v1/ask/confirm", json=body))
+
+
 def _feed_console(w: World, role: str) -> str:
     reply = w.post(
         role,
@@ -385,6 +398,7 @@ CASES = [
         _run_approved_rest,
     ),
     Case("/console/ask", "ask", _ask_console, _ask_rest),
+    Case("/console/ask/confirm", "confirm a held call", _confirm_console, _confirm_rest),
     Case("/console/feeds", "schedule a feed", _feed_console, _feed_rest),
     Case(
         "/console/feeds/{feed_id}/{verb}", "delete a feed", _feed_verb("delete"), _feed_delete_rest

@@ -22,9 +22,7 @@ from plugyard.yard import Yard
 from .conftest import calls_audited, error_code
 from .official import plugyard_mcp, sdk_session
 
-SIX_BY_SEVEN = Reply.json(
-    {"plugin": "calculator", "operation": "execute", "arguments": {"expression": "6*7"}}
-)
+SIX_BY_SEVEN = Reply.tool_call("calculator", {"expression": "6*7"})
 QUESTION = {"message": "calculate 6*7 with the calculator"}
 BOB, ALICE, EVE = Caller("bob"), Caller("alice"), Caller("eve")
 
@@ -126,3 +124,31 @@ def test_the_typescript_sdk_accepts_the_answer(env: dict[str, str],
     assert call["result"]["structuredContent"]["status"] == "answered"
     listed = {tool["name"]: tool for tool in session["tools"]}
     assert listed["ask"]["outputSchema"] == ASK_TOOL["outputSchema"]
+
+
+def held(yard: Yard, subject: str, roles: tuple[str, ...], expression: str) -> str:
+    """A call held for ``subject``'s confirmation, as the loop holds one (act.Calls)."""
+    from plugyard.routing.act import Calls
+    from plugyard.routing.choice import Candidate
+    from plugyard.runtimes.base import CallContext
+
+    (plugin,) = [p for p in yard.registry.list() if p.id == "calculator"]
+    candidate = Candidate("calculator", plugin.descriptor.operations[0], 1.0)
+    calls = Calls(yard.executor, CallContext("rq-held", subject, roles), (), yard.governance)
+    return str(calls.hold(candidate, {"expression": expression})["receipt"])
+
+
+@pytest.mark.parametrize("mode", ["tools", "discovery"])
+def test_confirm_runs_a_held_call_for_the_caller_it_was_held_for_only(
+    yard: Yard, mode: str
+) -> None:
+    front = McpFront(yard, "discovery" if mode == "discovery" else "tools")
+    assert "confirm" in [t["name"] for t in front.list_tools(ALICE)]
+    receipt = held(yard, "alice", ("boss",), "6*7")
+    refused = asyncio.run(front.call_tool(BOB, "confirm", {"receipt": receipt}))
+    assert error_code(refused) == "invalid_receipt"
+    done = asyncio.run(front.call_tool(ALICE, "confirm", {"receipt": receipt}))
+    assert done["isError"] is False and done["structuredContent"]["result"] == 42, done
+    again = asyncio.run(front.call_tool(ALICE, "confirm", {"receipt": receipt}))
+    assert error_code(again) == "receipt_used"
+    assert error_code(asyncio.run(front.call_tool(ALICE, "confirm", {}))) == "invalid_request"

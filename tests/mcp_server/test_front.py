@@ -25,7 +25,7 @@ def test_tools_mode_lists_what_the_caller_may_call_with_stable_short_names(yard:
     front = McpFront(yard)
     alice = {t["name"]: t for t in front.list_tools(ALICE)}
     bob = {t["name"] for t in front.list_tools(BOB)}
-    assert bob == {"calculator", "ask"}  # ask routes among what bob may call
+    assert bob == {"calculator", "ask", "confirm"}  # ask routes among what bob may call
     assert "calculator" in alice and len(alice) > 10
     assert all(len(name) <= 64 for name in alice)
     assert {t["name"] for t in front.list_tools(ALICE)} == set(alice)
@@ -92,7 +92,7 @@ def test_an_unknown_tool_is_operation_not_found(yard: Yard) -> None:
 
 def test_discovery_mode_shows_tools_that_search_call_and_ask(yard: Yard) -> None:
     front = McpFront(yard, "discovery")
-    assert [t["name"] for t in front.list_tools(ALICE)] == ["search", "call", "ask"]
+    assert [t["name"] for t in front.list_tools(ALICE)] == ["search", "call", "ask", "confirm"]
     found = call(front, ALICE, "search", {"query": "evaluate an arithmetic expression", "k": 5})
     plugins = [m["plugin"] for m in found["structuredContent"]["matches"]]
     assert "calculator" in plugins

@@ -91,7 +91,7 @@ def test_the_sdk_accepts_a_pending_approval_and_the_approved_result(
     receipt = pending_receipt(yard, "bob")
     again = {**SIX_BY_SEVEN, "_meta": {RECEIPT_META: receipt}}
     session = sdk_session(stdio(env, "--subject", "bob"), [SIX_BY_SEVEN, again])
-    assert [tool["name"] for tool in session["tools"]] == ["calculator", "ask"]
+    assert [tool["name"] for tool in session["tools"]] == ["calculator", "ask", "confirm"]
     pending, done = answers(session)
     assert pending["isError"] is False
     assert pending["structuredContent"]["status"] == "pending_approval"
@@ -106,7 +106,7 @@ def test_the_sdk_in_discovery_mode_calls_through_the_call_tool(env: dict[str, st
     }
     found = {"name": "search", "arguments": {"query": "arithmetic"}}
     session = sdk_session(stdio(env, "--subject", "alice", "--mode", "discovery"), [found, call])
-    assert [tool["name"] for tool in session["tools"]] == ["search", "call", "ask"]
+    assert [tool["name"] for tool in session["tools"]] == ["search", "call", "ask", "confirm"]
     search, failed = answers(session)
     assert "calculator" in [m["plugin"] for m in search["structuredContent"]["matches"]]
     assert_failed_with_text(failed, "invalid_parameters")
@@ -160,7 +160,7 @@ def test_the_inspector_in_strict_mode_reports_nothing_over_stdio(env: dict[str, 
     assert len(listing["result"]["tools"]) >= 28
     assert warnings_of(listing) == []
     bob = strict_listing("--", *plugyard_mcp("--subject", "bob"), env=server_env(env))
-    assert [t["name"] for t in bob["result"]["tools"]] == ["calculator", "ask"]
+    assert [t["name"] for t in bob["result"]["tools"]] == ["calculator", "ask", "confirm"]
     assert warnings_of(bob) == []  # the schema that admits a pending approval too
     discovery = strict_listing("--", *plugyard_mcp("--mode", "discovery"), env=server_env(env))
     assert warnings_of(discovery) == []

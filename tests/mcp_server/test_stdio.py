@@ -42,7 +42,7 @@ def test_the_sdk_client_lists_calls_and_completes_an_approval(env: dict[str, str
             return names, pending, done
 
     names, pending, done = asyncio.run(work())
-    assert names == ["calculator", "ask"]
+    assert names == ["calculator", "ask", "confirm"]
     assert pending.structured_content["status"] == "pending_approval"
     assert not done.is_error and done.structured_content["result"] == 42
     with Yard.from_settings(Settings.from_env()) as yard:
@@ -62,7 +62,7 @@ def test_discovery_mode_over_the_sdk_client(env: dict[str, str]) -> None:
             return names, done
 
     names, done = asyncio.run(work())
-    assert names == ["search", "call", "ask"]
+    assert names == ["search", "call", "ask", "confirm"]
     assert done.structured_content["result"] == 7
 
 

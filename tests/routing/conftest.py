@@ -4,6 +4,7 @@ and the scripted fake model on loopback."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from plugyard.discovery.query import Filters, Match
 from plugyard.llm import OpenAIChatModel, RetryPolicy
 from plugyard.llm.testing import FakeModelServer, Reply
+from plugyard.manifest.exporters.functions import GENERIC_OPERATIONS
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.routing import Router
 from plugyard.runtimes.python import InProcessRuntime, definition_of
@@ -67,27 +69,26 @@ def model(fake: FakeModelServer) -> OpenAIChatModel:
     return OpenAIChatModel(fake.base_url, "fake", retry=RetryPolicy(attempts=1))
 
 
-def choose(plugin: str, operation: str, final: bool = True, **arguments: Any) -> Reply:
-    return Reply.json(
-        {"plugin": plugin, "operation": operation, "arguments": arguments, "final": final}
-    )
+def tool_name(plugin: str, operation: str) -> str:
+    """The tool name an operation is offered under (the exporter's, when no other
+    offered tool takes it)."""
+    return plugin if operation in GENERIC_OPERATIONS else f"{plugin}__{operation}"
 
 
-def user_prompt(body: dict[str, Any]) -> str:
-    return str(body["messages"][-1]["content"])
+def choose(plugin: str, operation: str, **arguments: Any) -> Reply:
+    """The model calls one operation, as a server that writes native tool calls does."""
+    return Reply.tool_call(tool_name(plugin, operation), arguments)
 
 
-def judging(fits: Callable[[str, str], bool], then: Callable[[dict[str, Any]], Reply]
-            ) -> Callable[[dict[str, Any]], Reply]:  # fmt: skip
-    """A script for the scored method: each yes/no question answered "yes" when
-    ``fits(tool line, whole question)``, else "no"; any other request by ``then``."""
+def calls(*made: tuple[str, str, dict[str, Any]]) -> Reply:
+    """The model calls several operations in one answer."""
+    return Reply(tool_calls=tuple(
+        {"id": f"call_{n}", "type": "function", "function": {
+            "name": tool_name(plugin, operation), "arguments": json.dumps(arguments)}}
+        for n, (plugin, operation, arguments) in enumerate(made)
+    ), finish_reason="tool_calls")  # fmt: skip
 
-    def script(body: dict[str, Any]) -> Reply:
-        if not body.get("logprobs"):
-            return then(body)
-        question = user_prompt(body)
-        tool = question.split("Tool: ", 1)[1].split("\n", 1)[0]
-        yes = fits(tool, question)
-        return Reply.scored({"yes": -0.05, "no": -3.0} if yes else {"yes": -3.0, "no": -0.05})
 
-    return script
+def said(body: dict[str, Any]) -> str:
+    """Everything a request to the model holds, its tool messages included."""
+    return "\n".join(str(m.get("content") or "") for m in body["messages"])

@@ -196,9 +196,7 @@ def outbox(yard: Yard) -> int:
 
 
 def send_choice() -> Reply:
-    return Reply.json(
-        {"plugin": "mailer", "operation": "send", "arguments": {"to": "x@example.org"}}
-    )
+    return Reply.tool_call("mailer__send", {"to": "x@example.org"})
 
 
 @pytest.mark.parametrize("path", ["/api/v1/ask", "/api/v1/ask/stream"])
@@ -207,16 +205,17 @@ def test_ask_routes_with_the_keys_rights_only(
 ) -> None:
     before = outbox(yard)
     model.script(send_choice(), send_choice())
-    response = client.post(path, json={"message": MAIL, "method": "generate", **FORGED_BODY},
+    response = client.post(path, json={"message": MAIL, **FORGED_BODY},
                            headers={**auth(reader_key), **FORGED_HEADERS})  # fmt: skip
     assert response.status_code == 200, response.text
     if path.endswith("/stream"):
         answer = json.loads(response.text.strip().split("\n")[-1][len("data: ") :])
     else:
         answer = response.json()
-    # The model's choice is not one of the reader's candidates: refused, twice.
-    assert answer["status"] == "error" and answer["error"]["code"] == "llm_invalid_answer"
-    assert all("operation=send" not in str(body["messages"]) for body in model.requests)
+    # The model's call is not of a tool the reader was offered: not read as a call.
+    assert answer["status"] == "none" and answer["cost"]["tool_calls"] == 0, answer
+    assert all("mailer__send" not in json.dumps(body.get("response_format"))
+               for body in model.requests)  # fmt: skip
     assert outbox(yard) == before
 
 

@@ -95,7 +95,7 @@ def test_tools_follow_the_keys_subject_and_an_approval_completes(
         return names, pending, done
 
     names, pending, done = asyncio.run(_session_run(f"{base}/mcp", bob, as_bob))
-    assert names == ["calculator", "ask"] and pending["status"] == "pending_approval"
+    assert names == ["calculator", "ask", "confirm"] and pending["status"] == "pending_approval"
     assert done.structured_content["result"] == 42
     calls = [(r.subject, r.status) for r in yard.admin.tail(100) if r.kind == "call"]
     assert calls == [("eve", "error"), ("bob", "pending_approval"), ("bob", "success")]
@@ -111,5 +111,5 @@ def test_discovery_endpoint_shows_its_three_tools(served: tuple[str, Yard]) -> N
         return names, found.structured_content
 
     names, found = asyncio.run(_session_run(f"{base}/mcp/discovery", alice, steps))
-    assert names == ["search", "call", "ask"]
+    assert names == ["search", "call", "ask", "confirm"]
     assert "calculator" in [m["plugin"] for m in found["matches"]]

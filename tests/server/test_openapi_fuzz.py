@@ -117,7 +117,7 @@ def documents_are_refused_by_their_reader(
 def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FastAPI, str]]:
     db = tmp_path_factory.mktemp("fuzz") / "yard.db"
     # The model of /api/v1/ask answers "none of these" to every request, at once.
-    with ScriptedModel.running(otherwise=Reply.json({"none": True})) as model:
+    with ScriptedModel.running(otherwise=Reply.choice("none")) as model:
         settings = Settings(database=str(db), plugin_dirs=(PLUGINS,), llm=model.spec,
                             outbound_allow=(model.allow,))  # fmt: skip
         with Yard.from_settings(settings) as yard:

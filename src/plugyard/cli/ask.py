@@ -4,6 +4,9 @@ The model is ``PLUGYARD_LLM`` (docs/llm.md). Each step is printed as it finishes
 the answer; with ``--json`` only the whole answer with its trace is printed. Without
 ``--subject`` the command acts for the operator who holds the database (the admin
 role), as ``plugyard call`` does.
+
+``plugyard confirm RECEIPT`` runs a call an ask held back (``pending_confirmation``),
+for the subject it was held for (``--subject``, as for ``ask``).
 """
 
 from __future__ import annotations
@@ -17,16 +20,11 @@ import click
 from plugyard.cli.output import emit, json_option
 from plugyard.cli.plugins import open_yard
 from plugyard.routing import Answer, Step
-from plugyard.routing.decide import DEFAULT_METHOD, METHODS
 from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS
 
 
 def _offered(step: Step) -> str:
-    return ", ".join(
-        f"{r.plugin}.{r.operation} ({r.score:.2f}"
-        + (f", verdict {r.verdict:+.2f})" if r.verdict is not None else ")")
-        for r in step.retrieved
-    )
+    return ", ".join(f"{r.plugin}.{r.operation} ({r.score:.2f})" for r in step.retrieved)
 
 
 def _print_step(step: Step) -> None:
@@ -48,9 +46,10 @@ def _print_answer(answer: Answer) -> None:
     click.echo(f"{answer.status}:")
     click.echo(answer.text)
     if answer.pending is not None:
-        click.echo(
-            f"action {answer.pending.get('action_id')}, receipt {answer.pending.get('receipt')}"
-        )
+        receipt = answer.pending.get("receipt")
+        click.echo(f"action {answer.pending.get('action_id')}, receipt {receipt}")
+        if answer.status == "pending_confirmation" and receipt:
+            click.echo(f"to run it: plugyard confirm {receipt}")
     cost = answer.cost
     click.echo(f"(model calls {cost.get('llm_calls', 0)}, tokens {cost.get('tokens', 0)}, "
                f"tool calls {cost.get('tool_calls', 0)})", err=True)  # fmt: skip
@@ -64,10 +63,6 @@ def _print_answer(answer: Answer) -> None:
               help="At most this many tool calls.")  # fmt: skip
 @click.option("--subject", help="Ask as this subject (default: the operator, as admin).")
 @click.option("--role", "roles", multiple=True, help="A role vouched for the subject.")
-@click.option("--tools", "tools_mode", is_flag=True,
-              help="Offer route_to_plugin as a tool instead of a constrained answer.")  # fmt: skip
-@click.option("--method", type=click.Choice(METHODS), default=DEFAULT_METHOD, show_default=True,
-              help="How the model chooses (docs/routing.md).")  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="Choose the first call, do not make it.")
 @json_option
 @click.pass_context
@@ -78,8 +73,6 @@ def ask_command(
     max_steps: int,
     subject: str | None,
     roles: tuple[str, ...],
-    tools_mode: bool,
-    method: str,
     dry_run: bool,
     as_json: bool,
 ) -> None:
@@ -87,16 +80,41 @@ def ask_command(
     choose one, call it under policy and approvals, and print each step and the answer.
     Exits 1 when the answer is an error."""
     with open_yard(ctx) as yard:
-        mode = "tools" if tools_mode else "constrained"
         on_step = None if as_json else _print_step
         vouched = roles if subject else None
         asked = yard.ask(message, subject=subject, roles=vouched, k=k, max_steps=max_steps,
-                         mode=mode, on_step=on_step, method=method,
-                         dry_run=dry_run)  # fmt: skip
+                         on_step=on_step, dry_run=dry_run)  # fmt: skip
         answer = asyncio.run(asked)
     if as_json:
         emit(answer.to_dict(), True)
     else:
         _print_answer(answer)
     if answer.status == "error":
+        sys.exit(1)
+
+
+@click.command("confirm")
+@click.argument("receipt")
+@click.option("--subject", help="Confirm as this subject (default: the operator, as admin).")
+@click.option("--role", "roles", multiple=True, help="A role vouched for the subject.")
+@json_option
+@click.pass_context
+def confirm_command(
+    ctx: click.Context, receipt: str, subject: str | None, roles: tuple[str, ...], as_json: bool
+) -> None:
+    """Run the call an ask held for your confirmation (its answer said
+    pending_confirmation and gave RECEIPT), as the subject it was held for, and print
+    its result as ``plugyard call`` does. Exits 1 unless it succeeded."""
+    with open_yard(ctx) as yard:
+        vouched = roles if subject else None
+        result = asyncio.run(yard.router.confirm(receipt, subject=subject, roles=vouched))
+    if as_json:
+        emit(result.to_dict(), True)
+    elif result.error is not None:
+        click.echo(f"{result.status}: {result.error.code}: {result.error.message}", err=True)
+    else:
+        if result.status != "success":
+            click.echo(f"{result.status}:", err=True)  # pending_approval: an approver decides
+        emit(result.data, False)
+    if not result.ok:
         sys.exit(1)

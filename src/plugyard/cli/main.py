@@ -30,6 +30,12 @@ COMMANDS = {
         "Call an operation and print its result: the data, or the error with its code "
         "(--json: the whole result envelope).",
     ),
+    "confirm": LazyCommand(
+        "plugyard.cli.ask:confirm_command",
+        "Run the call an ask held for your confirmation (its answer said pending_confirmation "
+        "and gave RECEIPT), as the subject it was held for, and print its result as "
+        "``plugyard call`` does.",
+    ),
     "export": LazyCommand(
         "plugyard.cli.manifests:export_command",
         "Write the plugins of PATH (or, with --installed, the registered ones) as tool "

@@ -99,10 +99,12 @@ class Tool:
         )
 
 
-async def respond(model: ChatModel, request: ChatRequest) -> ChatAnswer:
+async def respond(model: ChatModel, request: ChatRequest, *, text: bool = True) -> ChatAnswer:
     """``request`` answered by ``model``: its tool calls (``finish_reason`` is
     ``tool_calls``) or its text. The answer's ``llm_calls``, ``usage`` and
-    ``duration_ms`` count every call made. Without tools, one plain call."""
+    ``duration_ms`` count every call made. Without tools, one plain call. ``text=False``:
+    a caller that writes its own answer when no tool serves gets no calls and no text
+    then, and the model is not asked to write one."""
     if not request.tools:
         return await model.chat(request)
     tools = [Tool.of(t) for t in request.tools]
@@ -132,11 +134,13 @@ async def respond(model: ChatModel, request: ChatRequest) -> ChatAnswer:
     count = _count(answer)
     if isinstance(chosen, tuple):  # the server ignored the schema and wrote calls
         return _merged(answers, answer, _tidied(chosen, tools, request), started)
+    if chosen is None and not text:
+        return _merged(answers, replace(answer, text="", json=None), (), started)
     if chosen is None:
-        text = await model.chat(_step(request, request.messages, deadline=deadline,
+        words = await model.chat(_step(request, request.messages, deadline=deadline,
                                       schema=request.json_schema))  # fmt: skip
-        answers.append(text)
-        return _merged(answers, text, (), started)
+        answers.append(words)
+        return _merged(answers, words, (), started)
 
     order = [next(t for t in tools if t.name == chosen), *(t for t in tools if t.name != chosen)]
     instruction = _CALL.format(name=chosen, count=_calls_text(count)) + _parameters_text(order[0])

@@ -10,6 +10,11 @@ it is listed beside ``search`` and ``call``.
 The answer is the flow's :class:`~plugyard.routing.Answer`: its text as ``content`` and,
 when it fits the advertised ``outputSchema``, the whole answer as ``structuredContent``.
 An answer with status ``error`` is a tool error, its code in ``_meta`` as for any call.
+
+``confirm`` is listed wherever ``ask`` is: it runs a call an ``ask`` held back
+(``pending_confirmation``) by the receipt the answer gave, for the caller it was held
+for, through the executor as any call (policy, approvals, audit); its result is shaped
+as any call's.
 """
 
 from __future__ import annotations
@@ -20,13 +25,20 @@ from typing import Any
 import jsonschema_rs
 
 from plugyard.manifest.exporters.mcp_schema import portable
-from plugyard.mcp_server.results import REQUEST_META, STATUS_META, error_result
+from plugyard.mcp_server.results import (
+    RECEIPT_META,
+    REQUEST_META,
+    STATUS_META,
+    error_result,
+    result_to_mcp,
+)
 from plugyard.routing import STATUSES, Answer
 from plugyard.routing.failures import MAX_MESSAGE_CHARS
 from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS
 from plugyard.yard import Yard
 
 ASK = "ask"
+CONFIRM = "confirm"
 _ERROR_SCHEMA = {
     "type": "object",
     "properties": {"code": {"type": "string"}, "message": {"type": "string"},
@@ -74,6 +86,19 @@ ASK_TOOL: dict[str, Any] = {
     # It may end in a call of any operation the caller may call, writes included.
     "annotations": {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True},
 }
+CONFIRM_TOOL: dict[str, Any] = {
+    "name": CONFIRM,
+    "title": "Confirm a held call",
+    "description": "Run a call that ask held for your confirmation (status "
+    "pending_confirmation): pass the receipt from its pending member. Only the caller it "
+    "was held for may confirm it; it runs once, under the same policy as any call.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"receipt": {"type": "string", "minLength": 1, "maxLength": 200}},
+        "required": ["receipt"],
+    },
+    "annotations": {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True},
+}
 _VALID = jsonschema_rs.validator_for(ANSWER_SCHEMA)
 
 
@@ -90,6 +115,18 @@ async def ask(yard: Yard, subject: str | None, roles: tuple[str, ...],
     answer = await yard.router.ask(message, subject=subject, roles=roles, k=k,
                                    max_steps=max_steps)  # fmt: skip
     return answer_to_mcp(answer)
+
+
+async def confirm(yard: Yard, subject: str | None, roles: tuple[str, ...],
+                  args: Mapping[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """One ``confirm`` as a ``CallToolResult``: the held call's result."""
+    receipt = args.get("receipt")
+    if not isinstance(receipt, str) or not receipt:
+        return error_result("invalid_request", "receipt must be non-empty text")
+    result = await yard.router.confirm(receipt, subject=subject, roles=roles)
+    # Confirmed, it may still wait for an approver (the policy's say): then it is called
+    # again as that operation's own call, the receipt in its _meta.
+    return result_to_mcp(result, None, f"the _meta ({RECEIPT_META!r}) of that operation's call")
 
 
 def answer_to_mcp(answer: Answer) -> dict[str, Any]:

@@ -3,11 +3,12 @@
 Mode ``tools``: every operation the caller may call is a tool (names from the MCP
 exporter: stable, unique, at most 64 characters). Mode ``discovery``: two tools,
 ``search`` and ``call``, however many plugins there are. Both modes add ``ask``, the
-routing flow (:mod:`.ask`). Every other ``tools/call`` is one executor call with a
-:class:`CallContext` for the caller, so policy, approvals, idempotency and audit apply
-exactly as for REST. The approval receipt and idempotency key travel in the request's
-``_meta`` (``io.plugyard/approvalReceipt``, ``io.plugyard/idempotencyKey``) or, for
-``call``, as its arguments. What a call answers is shaped by :mod:`.results`.
+routing flow, and ``confirm``, for a call it held (:mod:`.ask`). Every other
+``tools/call`` is one executor call with a :class:`CallContext` for the caller, so
+policy, approvals, idempotency and audit apply exactly as for REST. The approval receipt
+and idempotency key travel in the request's ``_meta`` (``io.plugyard/approvalReceipt``,
+``io.plugyard/idempotencyKey``) or, for ``call``, as its arguments. What a call answers
+is shaped by :mod:`.results`.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from plugyard.execution.executor import CallRequest, new_request_id
 from plugyard.execution.result import Result
 from plugyard.manifest.exporters.functions import full_id, mcp_tool, tool_names
 from plugyard.manifest.model import Operation, PluginDescriptor
-from plugyard.mcp_server.ask import ASK, ASK_TOOL, ask
+from plugyard.mcp_server.ask import ASK, ASK_TOOL, CONFIRM, CONFIRM_TOOL, ask, confirm
 from plugyard.mcp_server.results import (
+    RECEIPT_META,
     error_result,
     result_to_mcp,
     structured_result,
@@ -35,11 +37,10 @@ from plugyard.yard import Yard
 
 Mode = Literal["tools", "discovery"]
 MODES: tuple[Mode, ...] = ("tools", "discovery")
-RECEIPT_META = "io.plugyard/approvalReceipt"
 IDEMPOTENCY_META = "io.plugyard/idempotencyKey"
 MAX_K = 50
 #: Host tools listed beside the operations: no operation's tool takes their names.
-_RESERVED = frozenset({ASK})
+_RESERVED = frozenset({ASK, CONFIRM})
 
 SEARCH_TOOL: dict[str, Any] = {
     "name": "search",
@@ -90,7 +91,7 @@ class McpFront:
 
     def list_tools(self, caller: Caller) -> list[dict[str, Any]]:
         if self.mode == "discovery":
-            return [SEARCH_TOOL, CALL_TOOL, ASK_TOOL]
+            return [SEARCH_TOOL, CALL_TOOL, ASK_TOOL, CONFIRM_TOOL]
         pairs = self._pairs()
         names = tool_names(pairs, _RESERVED)
         out = []
@@ -106,7 +107,7 @@ class McpFront:
                 tool["outputSchema"] = with_pending(tool["outputSchema"])
             out.append(tool)
         # ask routes among the very operations listed: with none, it could only say so.
-        return [*out, ASK_TOOL] if out else out
+        return [*out, ASK_TOOL, CONFIRM_TOOL] if out else out
 
     def _pairs(self) -> list[tuple[PluginDescriptor, Operation]]:
         # Names come from every available plugin, not the caller's share, so a tool's
@@ -138,6 +139,8 @@ class McpFront:
         meta = meta or {}
         if name == ASK:
             return await ask(self.yard, caller.subject, caller.roles, args)
+        if name == CONFIRM:
+            return await confirm(self.yard, caller.subject, caller.roles, args)
         if self.mode == "discovery":
             if name == "search":
                 return await self._search(caller, args)

@@ -29,6 +29,8 @@ from plugyard.manifest.exporters.mcp_schema import WRAP_KEY, is_object_schema
 STATUS_META = "io.plugyard/status"
 ERROR_META = "io.plugyard/error"
 REQUEST_META = "io.plugyard/requestId"
+#: Where an approval receipt travels with a call.
+RECEIPT_META = "io.plugyard/approvalReceipt"
 PENDING = "pending_approval"
 
 PENDING_SCHEMA: dict[str, Any] = {

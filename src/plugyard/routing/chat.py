@@ -1,49 +1,47 @@
 """The OpenAI-compatible chat flow (DESIGN.md §8; docs/openai.md): a client's
-conversation answered by the yard's model, with the yard's tools run here.
+conversation answered by the yard's model, over the one step loop (loop.py) that
+``yard.ask`` runs too.
 
 For each request the operations relevant to the latest user turn that the caller may
-call are retrieved (retrieve.py) and offered to the model as OpenAI functions, beside
-the client's own tools. When the model calls a yard tool, the executor runs it with the
-caller's context — policy, approvals, validation, deadline and audit, as on every path —
-and its output goes back as a ``tool`` message, delimited as data; up to ``max_rounds``
-rounds, then the model answers without the yard's tools. When the model calls one of
-the client's tools, the request ends there and the client runs it: none of the yard's
-calls of that answer is made, so no side effect happens that the client's history
-would not show. The set offered never grows: it comes from the caller's rights, and an
-action that needs an approval stays pending.
+call are retrieved (retrieve.py) and offered to the model beside the client's own
+tools; the model decides through ``llm/calls.respond``. When it calls a yard tool, the
+loop grounds, holds or refuses to repeat it and runs it through the executor with the
+caller's context — policy, approvals, validation, deadline and audit, as on every path
+— and its output goes back as a ``tool`` message, delimited as data; up to
+``max_rounds`` rounds, then the model answers without the yard's tools. When the model
+calls one of the client's tools, the request ends there (``finish_reason:
+"tool_calls"``) and the client runs it: none of the yard's calls of that answer is
+made, so no side effect happens that the client's history would not show.
 
-Between the model's call and the executor the same steps run as in the routing flow
-(act.py): the arguments are grounded in the user's turns and earlier tool output (an
-ungrounded one goes back to the model once as an ``argument_ungrounded`` tool result,
-then the request ends asking the user for it), a write or destructive call made after
-a tool's output is held for the caller's confirmation, and an identical call is not
-made twice.
+Tool output already in the client's transcript after its latest user turn counts as
+output of this request: it, too, never chooses a side effect (pending_confirmation).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from plugyard.discovery.offloop import off_loop
 from plugyard.errors import PlugyardError
 from plugyard.execution.executor import Executor, new_request_id
 from plugyard.governance.core import Governance
-from plugyard.llm import ChatAnswer, ChatModel, ChatRequest, LlmError, Message, ToolCall, Usage
+from plugyard.llm import ChatModel, Message, ToolCall, Usage
 from plugyard.llm import model_name as name_of
-from plugyard.llm.calls import respond
-from plugyard.llm.errors import timed_out, unavailable
-from plugyard.routing.act import Calls, is_side_effect
+from plugyard.llm.errors import unavailable
+from plugyard.routing.act import Calls
 from plugyard.routing.choice import Candidate
-from plugyard.routing.compose import compose
 from plugyard.routing.flow import DEFAULT_K, Rights
-from plugyard.routing.offer import TOOL_DATA_NOTE, Offer, refused_output, tool_output
+from plugyard.routing.loop import Loop, ToolRun
+from plugyard.routing.offer import TOOL_DATA_NOTE, Offer
 from plugyard.routing.retrieve import Search, retrieve
 from plugyard.runtimes.base import CallContext
 from plugyard.telemetry import traced
 from plugyard.types import Caller
+
+__all__ = ["ChatFlow", "Completion", "Conversation", "ToolRun"]
 
 DEFAULT_ROUNDS = 4
 MAX_ROUNDS = 8
@@ -76,28 +74,6 @@ class Conversation:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolRun:
-    """One call of a yard tool the model asked for: made, or refused before it was."""
-
-    round: int
-    name: str
-    plugin: str | None
-    operation: str | None
-    status: str
-    error_code: str | None = None
-    pending: Mapping[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"round": self.round, "name": self.name, "plugin": self.plugin,
-                               "operation": self.operation, "status": self.status}  # fmt: skip
-        if self.error_code is not None:
-            out["error_code"] = self.error_code
-        if self.pending is not None:
-            out["pending"] = dict(self.pending)
-        return out
-
-
-@dataclass(frozen=True, slots=True)
 class Completion:
     """The model's last answer: its text, or the client's tool calls for it to run."""
 
@@ -111,30 +87,6 @@ class Completion:
     runs: tuple[ToolRun, ...] = ()
     llm_calls: int = 0
     limit: str | None = None
-
-
-@dataclass(slots=True)
-class _Run:
-    context: CallContext
-    model: ChatModel
-    deadline: float
-    offered: tuple[str, ...]
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    llm_calls: int = 0
-    runs: list[ToolRun] = field(default_factory=list)
-
-    calls: Calls | None = None
-    repaired: bool = False  # an ungrounded call went back to the model once
-    ending: str | None = None  # the request ends with this text, after this round
-
-    def done(self, answer: ChatAnswer, finish: str, calls: tuple[ToolCall, ...] = (),
-             limit: str | None = None, text: str | None = None) -> Completion:  # fmt: skip
-        usage = Usage(self.prompt_tokens, self.completion_tokens)
-        text = answer.text if text is None else text
-        return Completion(text, finish, name_of(self.model), usage,
-                          self.context.request_id, calls, self.offered, tuple(self.runs),
-                          self.llm_calls, limit)  # fmt: skip
 
 
 class ChatFlow:
@@ -188,112 +140,26 @@ class ChatFlow:
         messages = list(conversation.messages)
         if offer.tools:
             messages.insert(0, Message("system", TOOL_DATA_NOTE))
-        run = _Run(context, model, time.monotonic() + deadline_s, tuple(offer.by_name))
         said = tuple(m.content for m in conversation.messages if m.role == "user")
-        run.calls = Calls(self._executor, context, said, self._governance)
-        # Tool output already in the client's transcript after its latest user turn
-        # counts as output of this request: it, too, never chooses a side effect.
-        run.calls.outputs += _since_last_user(conversation.messages)
-        for number in range(1, max_rounds + 2):
-            last = number > max_rounds
-            tools = (*conversation.tools, *(() if last else offer.tools))
-            answer = await self._chat(run, conversation, messages, tools)
-            theirs = tuple(c for c in answer.tool_calls if c.name in reserved)
-            if theirs:
-                return run.done(answer, "tool_calls", theirs)
-            if not answer.tool_calls:
-                return run.done(answer, answer.finish_reason)
-            if last:  # the yard's tools were withdrawn and the model called one anyway
-                return run.done(answer, "stop", limit="max_rounds")
-            calls = _with_ids(answer.tool_calls, number)
-            messages.append(Message("assistant", answer.text, tool_calls=calls))
-            for call in calls:
-                output = await self._execute(run, offer, call, number)
-                messages.append(Message("tool", output, tool_call_id=call.id))
-                if run.ending is not None:  # nothing after it runs: the user decides
-                    return run.done(answer, "stop", text=run.ending)
-        raise AssertionError("unreachable: the last round always returns")
-
-    async def _chat(
-        self,
-        run: _Run,
-        conversation: Conversation,
-        messages: list[Message],
-        tools: tuple[Mapping[str, Any], ...],
-    ) -> ChatAnswer:
-        left = run.deadline - time.monotonic()
-        if left <= 0:
-            raise timed_out("the conversation ran past its deadline")
-        request = ChatRequest(
-            tuple(messages),
-            json_schema=conversation.json_schema,
-            schema_name=conversation.schema_name,
-            tools=tools or None,
-            temperature=conversation.temperature,
-            max_tokens=conversation.max_tokens,
-            deadline_s=left,
-        )
-        try:
-            # Calls come back as calls whatever the server (llm/calls.py).
-            answer = await respond(run.model, request)
-        except LlmError:
-            run.llm_calls += 1
-            raise
-        except PlugyardError as exc:
-            raise LlmError(exc.message, code=exc.code) from None
-        except TimeoutError:
-            raise timed_out("the model did not answer in time") from None
-        except OSError as exc:
-            raise unavailable(f"the model cannot be reached: {exc}") from None
-        run.llm_calls += answer.llm_calls
-        run.prompt_tokens += answer.usage.prompt_tokens
-        run.completion_tokens += answer.usage.completion_tokens
-        return answer
-
-    async def _execute(self, run: _Run, offer: Offer, call: ToolCall, number: int) -> str:
-        candidate = offer.by_name.get(call.name)
-        if candidate is None:
-            # Not offered: a hallucinated name, or an operation the caller may not call.
-            run.runs.append(ToolRun(number, call.name, None, None, "error", "operation_not_found"))
-            return refused_output("operation_not_found", f"no tool {call.name!r} is offered")
-        calls = run.calls
-        assert calls is not None
-        plugin, operation = candidate.plugin_id, candidate.operation.id
-
-        def record(status: str, code: str | None = None, held: Any = None) -> None:
-            pending = dict(held) if isinstance(held, Mapping) else None
-            run.runs.append(ToolRun(number, call.name, plugin, operation, status, code, pending))
-
-        grounded = calls.ground(candidate, call.arguments)
-        if grounded.missing:
-            record("needs_input", "argument_ungrounded")
-            if run.repaired:
-                run.ending = f"{call.name} was not called: {grounded.question()}"
-            run.repaired = True
-            return refused_output(
-                "argument_ungrounded",
-                grounded.reason() + ". Use only values the user stated, or ask the user.",
-            )
-        arguments = grounded.arguments
-        if is_side_effect(candidate) and calls.after_output():
-            held = calls.hold(candidate, arguments)
-            record("pending_confirmation", held=held)
-            run.ending = (
-                f"{call.name} was chosen after a tool's output, so it has not run; "
-                "it runs only if you confirm it"
-                + (f" (action {held['action_id']})." if held.get("action_id") else ".")
-            )
-            return tool_output_pending(held)
-        earlier = calls.repeat(candidate, arguments)
-        if earlier is not None:
-            record("repeated")
-            run.ending = compose(earlier.data, candidate.operation.output_schema)
-            return tool_output(earlier)
-        result = await calls.call(candidate, arguments)
-        pending = result.data if result.status == "pending_approval" else None
-        code = result.error.code if result.error else None
-        record(result.status, code, pending)
-        return tool_output(result)
+        calls = Calls(self._executor, context, said, self._governance)
+        calls.outputs += _since_last_user(conversation.messages)
+        loop = Loop(model, calls, offer, "model", time.monotonic() + deadline_s,
+                    client_tools=conversation.tools, max_rounds=max_rounds,
+                    reply_tokens=conversation.max_tokens, temperature=conversation.temperature,
+                    json_schema=conversation.json_schema, schema_name=conversation.schema_name,
+                    request_text=query)  # fmt: skip
+        ending = await loop.run(messages)
+        answer = ending.answer
+        if ending.status == "client":
+            text, finish = "", "tool_calls"
+        elif ending.status == "text" and answer is not None:
+            text = answer.text
+            finish = "stop" if ending.limit else answer.finish_reason
+        else:  # the loop ended the request itself: the user decides what comes next
+            text, finish = ending.text, "stop"
+        return Completion(text, finish, name_of(model), loop.usage(), context.request_id,
+                          ending.client_calls, tuple(offer.by_name), tuple(loop.runs),
+                          loop.llm_calls, ending.limit)  # fmt: skip
 
 
 def _since_last_user(messages: Sequence[Message]) -> list[Any]:
@@ -305,20 +171,3 @@ def _since_last_user(messages: Sequence[Message]) -> list[Any]:
         if message.role == "tool":
             found.append(message.content)
     return found[::-1]
-
-
-def tool_output_pending(held: Mapping[str, Any]) -> str:
-    return refused_output("pending_confirmation", "held for the user's confirmation; it has "
-                          f"not run (action {held.get('action_id')})")  # fmt: skip
-
-
-def _with_ids(calls: tuple[ToolCall, ...], number: int) -> tuple[ToolCall, ...]:
-    """The calls with ids unique in the answer: a ``tool`` message names the call it
-    answers, and some servers leave the id out."""
-    seen: set[str] = set()
-    out = []
-    for index, call in enumerate(calls):
-        ident = call.id if call.id and call.id not in seen else f"call_{number}_{index}"
-        seen.add(ident)
-        out.append(ToolCall(call.name, call.arguments, ident))
-    return tuple(out)

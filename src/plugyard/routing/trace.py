@@ -9,33 +9,30 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class Retrieved:
-    """One candidate operation a step offered the model, with its search score and,
-    when the model judged it (decide.py), its log-odds that the candidate fits."""
+    """One candidate operation the request offered the model, with its search score."""
 
     plugin: str
     operation: str
     score: float
-    verdict: float | None = None
-
-    def judged(self, verdict: float) -> Retrieved:
-        return Retrieved(self.plugin, self.operation, self.score, verdict)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"plugin": self.plugin, "operation": self.operation,
-                               "score": round(self.score, 4)}  # fmt: skip
-        if self.verdict is not None:
-            out["verdict"] = round(self.verdict, 4)
-        return out
+        return {"plugin": self.plugin, "operation": self.operation,
+                "score": round(self.score, 4)}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One step: what was retrieved, what the model chose, what the call answered.
+    """One step of the loop (loop.py): what was retrieved, the call the model chose,
+    what became of it.
 
     ``status`` is the call's result status (``success``, ``error``, ``timeout``,
-    ``pending_approval``), or ``none`` when the model chose no operation, or ``error``
-    when no call was made (``error_code`` says why). ``tokens`` and ``llm_calls`` count
-    this step's model calls (the repair round and post-processing included)."""
+    ``pending_approval``); or, when no call was made, ``none`` (the model chose no
+    operation), ``needs_input`` (an argument was ungrounded: sent back to the model
+    once, then the request ends), ``pending_confirmation`` (held for the caller),
+    ``repeated`` (an identical call already ran), ``planned`` (a dry run),
+    ``step_limit`` or ``error`` (``error_code`` says why). ``repaired``: the step came
+    after the request's one repair round. ``tokens`` and ``llm_calls`` count the model
+    calls since the step before (post-processing included)."""
 
     number: int
     retrieved: tuple[Retrieved, ...]

@@ -10,7 +10,7 @@ JSON Schema counts it as one.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
 from fastapi import Request
@@ -149,17 +149,14 @@ class AskBody(Strict):
     max_steps: Annotated[int, Field(ge=1, le=10), BeforeValidator(_integral)] = Field(
         default=DEFAULT_MAX_STEPS, description="How many calls the request may make."
     )
-    mode: Literal["constrained", "tools"] = Field(
-        default="constrained",
-        description="`constrained`: the model answers JSON on a schema of the candidates; "
-        "`tools`: HomeClaw's `route_to_plugin` function (docs/routing.md).",
-    )
-    method: Literal["scored", "generate"] = Field(
-        default="scored",
-        description="How the model chooses in constrained mode: `scored` asks yes or no of "
-        "each candidate and fuses the verdicts with retrieval's scores; `generate` asks "
-        "for one answer over every candidate (docs/routing.md).",
-    )
+
+
+class ConfirmBody(Strict):
+    """The caller confirms a call an ask held back (``pending_confirmation``). Only the
+    subject it was held for may confirm it: the key's, never a member of the body."""
+
+    receipt: str = Field(min_length=1, max_length=200,
+                         description="The `pending.receipt` of the held answer.")  # fmt: skip
 
 
 async def read_json(request: Request, *, empty: Any = None) -> Any:

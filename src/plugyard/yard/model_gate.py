@@ -27,7 +27,6 @@ from plugyard.governance.policy.document import MODEL_OBJECT, MODEL_OPERATION, M
 from plugyard.llm import ChatModel
 from plugyard.routing import Answer, Router
 from plugyard.routing.chat import ChatFlow, Completion, Conversation
-from plugyard.routing.decide import DEFAULT_METHOD
 from plugyard.routing.failures import MAX_MESSAGE_CHARS, check_request
 from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS
 from plugyard.runtimes.base import ErrorInfo
@@ -148,8 +147,7 @@ class GatedRouter(Router):
 
 def _well_formed(message: object, options: dict[str, Any]) -> bool:
     k, steps = options.get("k", DEFAULT_K), options.get("max_steps", DEFAULT_MAX_STEPS)
-    method = options.get("method", DEFAULT_METHOD)
-    return check_request(message, k, steps, method) is None
+    return check_request(message, k, steps) is None
 
 
 class GatedChatFlow(ChatFlow):

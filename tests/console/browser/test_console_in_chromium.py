@@ -189,10 +189,10 @@ def test_ask_shows_the_answer_as_a_sentence_and_each_step_once(
 ) -> None:
     from ..test_ask import Scripted
 
-    vars(site.yard)["llm"] = Scripted([{
-        "plugin": "unit-convert", "operation": "convert", "final": True,
+    vars(site.yard)["llm"] = Scripted([[{
+        "name": "unit-convert__convert",
         "arguments": {"value": 350, "from_unit": "F", "to_unit": "C"},
-    }])  # fmt: skip
+    }]])  # fmt: skip
     page = open_as("admin")
     page.goto("/console/ask")
     page.get_by_label("Message").fill("Convert 350 F to C")

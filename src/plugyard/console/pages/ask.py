@@ -3,6 +3,10 @@
 Each step is shown as it finishes — the operations retrieved (with their scores), the
 model's choice with its arguments, and the call's status — then the answer. With the
 page's script the steps arrive as server-sent events; without it, all at once.
+
+An answer ``pending_confirmation`` carries a Confirm button: it posts the answer's
+receipt to ``/console/ask/confirm``, which runs the held call as the viewer
+(``Router.confirm``: only the subject it was held for may) and shows its result.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from fastapi import APIRouter
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from plugyard.console.results import pretty
+from plugyard.console.results import pretty, view
 from plugyard.console.security import page_headers
 from plugyard.console.web import (
     ConsoleRoute,
@@ -89,7 +93,20 @@ def _streamed(request: Request, who: Viewer, message: str) -> StreamingResponse:
         while (step := await steps.get()) is not None:
             yield _event("step", {"html": fragment("_step.html", s=step_view(step))})
         answer = await asking
-        yield _event("result", {"html": fragment("_answer.html", answer=answer_view(answer))})
+        html = fragment("_answer.html", answer=answer_view(answer), csrf=who.session.csrf)
+        yield _event("result", {"html": html})
 
     headers = {**page_headers(), "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(events(), media_type="text/event-stream", headers=headers)
+
+
+@router.post("/console/ask/confirm")
+async def confirm(request: Request) -> Response:
+    who = viewer(request)
+    form = await posted(request, who)
+    receipt = form.get("receipt")
+    if not isinstance(receipt, str) or not receipt.strip():
+        raise PageRefused("no receipt to confirm", code="invalid_request")
+    router_ = console_of(request).yard.router
+    result = await router_.confirm(receipt.strip(), subject=who.subject, roles=who.roles)
+    return render(request, "ask.html", who=who, message="", answer=None, confirmed=view(result))

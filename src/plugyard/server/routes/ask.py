@@ -8,6 +8,11 @@ ending of the flow is an answer with HTTP 200 — a model that is down or slow i
 fails is a run — and only a request refused before the flow starts (no key, a malformed
 body) is an error envelope. ``Accept: text/event-stream`` (or the ``/ask/stream`` path)
 streams one ``step`` event as each step finishes, then one ``answer`` event.
+
+``POST /api/v1/ask/confirm`` runs a call an ask held back (``pending_confirmation``) by
+its receipt, for the key's subject only, through the executor as any call: the policy
+answers the same question it answers for ``execute``, and the answer is the result
+envelope ``execute`` gives (an error's code with its HTTP status).
 """
 
 from __future__ import annotations
@@ -23,10 +28,11 @@ from starlette.responses import Response, StreamingResponse
 
 from plugyard.routing import Answer, Step
 from plugyard.server.auth import caller
-from plugyard.server.bodies import AskReply
-from plugyard.server.errors import json_response
-from plugyard.server.inputs import AskBody
+from plugyard.server.bodies import AskReply, ResultEnvelope
+from plugyard.server.errors import json_response, result_response
+from plugyard.server.inputs import AskBody, ConfirmBody
 from plugyard.server.routes.documented import JSON_BODY, KEYED, errors_doc
+from plugyard.server.routes.execute import CALL_FAILURES
 from plugyard.store.keys import Principal
 from plugyard.yard import Yard
 
@@ -45,6 +51,8 @@ _SSE = {
 _SSE_DOC = {"description": "`step` events as the steps finish, then one `answer` event.",
             "content": _SSE}  # fmt: skip
 _ERRORS = errors_doc(*KEYED, *JSON_BODY)
+#: A confirmed call ends as any call can (the execute route's codes).
+_CONFIRM_ERRORS = errors_doc(*KEYED, *JSON_BODY, *CALL_FAILURES)
 _HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -75,6 +83,21 @@ async def ask_stream(
     return _streaming(request, body, principal)
 
 
+@router.post(
+    "/api/v1/ask/confirm",
+    summary="Run a call an ask held for your confirmation, by its receipt",
+    response_model=ResultEnvelope,
+    responses=_CONFIRM_ERRORS,
+)
+async def confirm(
+    request: Request, body: ConfirmBody, principal: Annotated[Principal, Depends(caller)]
+) -> Response:
+    yard: Yard = request.app.state.yard
+    result = await yard.router.confirm(body.receipt, subject=principal.subject,
+                                       roles=principal.roles)  # fmt: skip
+    return result_response(result)
+
+
 async def _ask(
     request: Request, body: AskBody, principal: Principal, on_step: Any = None
 ) -> Answer:
@@ -85,8 +108,6 @@ async def _ask(
         roles=principal.roles,
         k=body.k,
         max_steps=body.max_steps,
-        mode=body.mode,
-        method=body.method,
         on_step=on_step,
     )
 

@@ -65,7 +65,7 @@ _SSE_DOC = {
     },
 }
 #: What a call can end in (the executor, the policy, approvals, the runtimes).
-_FAILED = (
+CALL_FAILURES = (
     "plugin_not_found",
     "operation_not_found",
     "invalid_parameters",
@@ -123,7 +123,7 @@ _MEMBERS: dict[str, members.Check] = {
     response_model=None,
     responses={
         200: {"model": ResultEnvelope, "content": {"text/event-stream": _SSE_DOC["content"]}},
-        **errors_doc(*_REQUEST, *_FAILED),
+        **errors_doc(*_REQUEST, *CALL_FAILURES),
     },
     openapi_extra={**_BODY, **SECURITY, "parameters": [_OPERATION, IDEMPOTENCY_KEY]},
 )
