@@ -40,9 +40,9 @@ def test_a_matched_listing_entry_still_offers_the_operation_that_does_the_job(
 ) -> None:
     search = _search(yard, ("unit-convert", "list_units", 4.0))
     found = retrieve(search, "6 ft to meters", 5, allow_all)
-    assert _keys(found) == [("unit-convert", "convert"), ("unit-convert", "list_units")]
+    # list_units could not take "6 ft" (its one parameter is an enum): not offered
+    assert _keys(found) == [("unit-convert", "convert")]
     assert found[0].score == 4.0
-    assert found[1].score == 4.0 - SIBLING_GAP
 
 
 def test_a_request_for_a_list_keeps_the_listing_first(yard: Yard) -> None:
@@ -63,12 +63,24 @@ def test_with_nothing_telling_discoverys_pick_comes_first(yard: Yard) -> None:
 
 def test_another_plugins_close_match_comes_between_siblings(yard: Yard) -> None:
     search = _search(yard, ("unit-convert", "convert", 3.0), ("calculator", None, 2.9))
-    found = retrieve(search, "how much is 1000 divided by 8", 5, allow_all)
+    found = retrieve(search, "convert feet to meters", 5, allow_all)
     assert _keys(found) == [
         ("unit-convert", "convert"),
         ("calculator", "execute"),
         ("unit-convert", "list_units"),
     ]
+    assert found[2].score == 3.0 - SIBLING_GAP
+
+
+def test_an_operation_that_could_not_take_the_stated_value_is_not_offered(yard: Yard) -> None:
+    search = _search(yard, ("unit-convert", "list_units", 4.0))
+    assert _keys(retrieve(search, "how many pounds is 70 kg?", 5, allow_all)) == [
+        ("unit-convert", "convert")
+    ]
+    # Without a value to work on, the listing is still offered.
+    assert ("unit-convert", "list_units") in _keys(
+        retrieve(search, "which units can you convert", 5, allow_all)
+    )
 
 
 def test_operations_the_caller_may_not_call_are_never_offered(yard: Yard) -> None:

@@ -14,7 +14,10 @@ breaking ties; each sits :data:`SIBLING_GAP` below the one before it, so another
 plugin's close match can come between them. When the request states a value to work
 on — a number or a quoted text — an operation that requires none (a listing such as
 ``list_units``, or "the current time") never comes before a sibling that requires
-values to do its job.
+values to do its job; and one that could not even take the value (it has no parameter,
+or only ones limited to an enum: ``list_units``' ``category``) is not offered at all — a
+small model still picked ``list_units`` for "how many pounds is 70 kg?" when it was
+offered last (bench/labs/ASK_LAB.md).
 """
 
 from __future__ import annotations
@@ -95,8 +98,9 @@ def siblings(query: str, operations: Sequence[Operation],
         return sum((shared - counts[w]) / (shared - 1) for w in wanted if w in texts[index])
 
     job = _STATED.search(query) is not None and any(map(takes_values, operations))
+    kept = [i for i, op in enumerate(operations) if not job or takes_values(op) or holds_values(op)]
     order = sorted(
-        range(len(operations)),
+        kept,
         key=lambda i: (
             job and not takes_values(operations[i]),
             -telling(i),
@@ -104,6 +108,18 @@ def siblings(query: str, operations: Sequence[Operation],
         ),
     )
     return [operations[i] for i in order]
+
+
+def holds_values(operation: Operation) -> bool:
+    """Some parameter of the operation could take a value the request states: one not
+    limited to an enum (or a constant)."""
+    properties = operation.parameters.get("properties")
+    if not isinstance(properties, dict):
+        return False
+    return any(
+        isinstance(schema, dict) and "enum" not in schema and "const" not in schema
+        for schema in properties.values()
+    )
 
 
 def takes_values(operation: Operation) -> bool:
