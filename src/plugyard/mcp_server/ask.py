@@ -97,6 +97,9 @@ CONFIRM_TOOL: dict[str, Any] = {
         "properties": {"receipt": {"type": "string", "minLength": 1, "maxLength": 200}},
         "required": ["receipt"],
     },
+    # The held call's structured result: its data when an object, else wrapped in one
+    # (results.result_to_mcp), so every success is an object, whichever operation ran.
+    "outputSchema": {"type": "object"},
     "annotations": {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True},
 }
 _VALID = jsonschema_rs.validator_for(ANSWER_SCHEMA)
