@@ -144,18 +144,13 @@ class Executor:
         if self.offload is not None and self._heavy(request):
             return await self.offload.call(request)
         call = self._begin(request)
-        afters = self._afters
-        try:
-            for before, unwind in self._befores:
-                outcome = before(call)
-                if outcome is not None:
-                    afters = unwind
-                    break
-            else:
+        outcome, afters = self._enter(call)
+        if outcome is None:
+            try:
                 outcome = await self._run(call)
-        except asyncio.CancelledError:
-            self._unwind(call, refuse("cancelled", "the caller cancelled the call"), afters)
-            raise
+            except asyncio.CancelledError:
+                self._unwind(call, refuse("cancelled", "the caller cancelled the call"), afters)
+                raise
         result = self._unwind(call, outcome, afters)
         for settle in self._settles:  # e.g. the audit event is durable before the result
             await settle()
@@ -167,24 +162,18 @@ class Executor:
             yield await self.offload.call(request)  # a heavy operation's progress stays there
             return
         call = self._begin(request)
-        afters = self._afters
-        outcome: Outcome | None = None
-        try:
-            for before, unwind in self._befores:
-                outcome = before(call)
-                if outcome is not None:
-                    afters = unwind
-                    break
-            else:
+        outcome, afters = self._enter(call)
+        if outcome is None:
+            try:
                 async for item in self._run_streaming(call):
                     if isinstance(item, Outcome):
                         outcome = item
                     else:
                         yield item
+            except asyncio.CancelledError:
+                self._unwind(call, refuse("cancelled", "the caller cancelled the call"), afters)
+                raise
             assert outcome is not None
-        except asyncio.CancelledError:
-            self._unwind(call, refuse("cancelled", "the caller cancelled the call"), afters)
-            raise
         result = self._unwind(call, outcome, afters)
         for settle in self._settles:
             await settle()
@@ -196,6 +185,16 @@ class Executor:
         return operation is not None and operation.heavy
 
     # ----------------------------------------------------------------- the call
+
+    def _enter(self, call: Call) -> tuple[Outcome | None, tuple[Any, ...]]:
+        """The ``before`` hooks, in order: the first refusal (``None`` when none refused)
+        and the ``after`` hooks the call unwinds through. The hooks are synchronous, so
+        no cancellation can land between them."""
+        for before, unwind in self._befores:
+            outcome = before(call)
+            if outcome is not None:
+                return outcome, unwind
+        return None, self._afters
 
     def _begin(self, request: CallRequest) -> Call:
         params = request.params
