@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 from plugyard.discovery.query import Filters, Match, allow_all
 from plugyard.manifest.model import Operation
-from plugyard.routing.retrieve import SIBLING_GAP, retrieve, siblings
+from plugyard.routing.offer import Offer
+from plugyard.routing.retrieve import OFFER_GAP, SIBLING_GAP, retrieve, siblings
 from plugyard.yard import Yard
 
 
@@ -100,3 +101,22 @@ def test_at_most_k_candidates(yard: Yard) -> None:
 
 def test_nothing_relevant_offers_nothing(yard: Yard) -> None:
     assert retrieve(_search(yard), "write me a poem", 5, allow_all) == ()
+
+
+def test_a_match_far_behind_the_best_is_not_offered(yard: Yard) -> None:
+    search = _search(yard, ("unit-convert", "convert", 5.0), ("calculator", None, 5.0 - OFFER_GAP),
+                     ("time-zones", None, 4.9 - OFFER_GAP))  # fmt: skip
+    keys = _keys(retrieve(search, "convert 350 F to C", 5, allow_all))
+    assert ("calculator", "execute") in keys
+    assert all(plugin != "time-zones" for plugin, _ in keys)
+
+
+def test_a_plugins_description_is_offered_once_with_its_first_operation(yard: Yard) -> None:
+    search = _search(yard, ("time-zones", "convert_time", 4.0))
+    offer = Offer.of(retrieve(search, "what time is it in Tokyo", 5, allow_all))
+    plugin = yard.registry.find("time-zones")
+    assert plugin is not None and len(offer.tools) == 3
+    said = [t["function"]["description"] for t in offer.tools]
+    context = plugin.descriptor.description.strip()
+    assert context in said[0]
+    assert all(context not in text and text for text in said[1:])

@@ -34,6 +34,7 @@ from typing import Any
 
 from plugyard.llm.errors import LlmError, timed_out
 from plugyard.llm.model import ChatModel
+from plugyard.llm.stated import numbers_in, percents_in, stem, words_in
 from plugyard.llm.types import ChatAnswer, ChatRequest, Message, ToolCall, Usage
 
 #: The choice that means "no tool serves this, answer in text".
@@ -322,16 +323,6 @@ def _parameters_text(tool: Tool) -> str:
 
 # ------------------------------------------------------------------ arguments
 
-#: Number words a request may use instead of digits.
-_UNITS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen "
-          "fourteen fifteen sixteen seventeen eighteen nineteen twenty")  # fmt: skip
-_NUMBER_WORDS = {w: float(i) for i, w in enumerate(_UNITS.split())}
-_NUMBER_WORDS.update({"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0,
-                      "seventy": 70.0, "eighty": 80.0, "ninety": 90.0, "hundred": 100.0,
-                      "thousand": 1000.0, "million": 1e6, "dozen": 12.0, "half": 0.5,
-                      "twice": 2.0, "double": 2.0, "triple": 3.0})  # fmt: skip
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?|-?\.\d+")
-_WORD = re.compile(r"[^\W_]+")
 #: Words too common to ground a value on their own.
 _COMMON_WORDS = ("the a an of and or in on at to for by with from is are be all any "
                  "default none null true false yes no")  # fmt: skip
@@ -340,7 +331,8 @@ _COMMON = frozenset(_COMMON_WORDS.split())
 
 @dataclass(frozen=True, slots=True)
 class _Said:
-    """What the conversation states: its text folded, its words and its numbers."""
+    """What the conversation states (llm/stated.py): its text folded, its words, its
+    numbers and its percentages."""
 
     text: str
     words: frozenset[str]
@@ -349,29 +341,13 @@ class _Said:
 
 
 def _said(messages: Sequence[Message]) -> _Said:
-    text = _fold(" ".join(m.content for m in messages))
-    numbers = {float(n.replace(",", "")) for n in _NUMBER.findall(text) if _is_number(n)}
-    numbers |= {v for w, v in _NUMBER_WORDS.items() if re.search(rf"\b{w}\b", text)}
-    percents = {float(n.replace(",", "")) for n in re.findall(
-        r"(-?\d[\d,]*(?:\.\d+)?)\s*(?:%|percent\b|per cent\b)", text) if _is_number(n)}  # fmt: skip
-    words = frozenset(_stem(w) for w in _WORD.findall(text))
-    return _Said(text, words, frozenset(numbers), frozenset(percents))
-
-
-def _stem(word: str) -> str:
-    # "in detail" states "detailed", "3 nights" states "night": the common endings aside.
-    for ending in ("ing", "ed", "es", "ly", "s"):
-        if word.endswith(ending) and len(word) - len(ending) >= 4:
-            return word[: -len(ending)]
-    return word
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text.replace(",", ""))
-    except ValueError:
-        return False
-    return True
+    text = " ".join(m.content for m in messages)
+    return _Said(
+        _fold(text),
+        frozenset(stem(w) for w in words_in(text)),
+        frozenset(numbers_in(text)),
+        frozenset(percents_in(text)),
+    )
 
 
 def _fold(text: str) -> str:
@@ -443,16 +419,14 @@ def _grounded(value: Any, schema: Mapping[str, Any], said: _Said) -> bool:
         return True  # a yes/no the request implies; nothing to find in its words
     if isinstance(value, int | float):
         number = float(value)
-        return any(abs(number - n) <= 1e-9 * max(1.0, abs(n))
-                   for n in (*said.numbers, *(p / 100 for p in said.percents)))  # fmt: skip
+        return any(abs(number - n) <= 1e-9 * max(1.0, abs(n)) for n in said.numbers)
     if isinstance(value, str):
         folded = _fold(value).strip()
         if not folded:
             return False
         if folded in said.text:
             return True
-        words = [w for w in _WORD.findall(folded) if w not in _COMMON]
-        return any(_stem(w) in said.words for w in words)
+        return any(stem(w) in said.words for w in words_in(folded) if w not in _COMMON)
     items = schema.get("items")
     inner = items if isinstance(items, Mapping) else {}
     if isinstance(value, list):

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugyard.routing.grounding import fold, numbers_in, words_in
+from plugyard.llm.stated import fold, numbers_in, words_in
 
 MAX_ITEMS = 10
 MAX_VALUE_CHARS = 200

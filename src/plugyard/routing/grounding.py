@@ -37,25 +37,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
-_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\b\.?", re.IGNORECASE)
-#: The letters of an ISO 8601 date and time ("2024-03-10T14:30Z"), which are not words.
-_ISO_LETTERS = re.compile(r"(?<=\d)[TZ](?=\d|\b)")
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+from plugyard.llm.stated import ISO_LETTERS, numbers_in, words_in
+
 _CODE = re.compile(r"[(){}\[\]=<>*+^|;\\$]|\b(select|from|where)\b", re.IGNORECASE)
-_SCALES = {"hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9}
-_NUMBER_WORDS: Mapping[str, tuple[float, ...]] = {
-    "zero": (0,), "one": (1,), "two": (2,), "three": (3,), "four": (4,), "five": (5,),
-    "six": (6,), "seven": (7,), "eight": (8,), "nine": (9,), "ten": (10,), "eleven": (11,),
-    "twelve": (12,), "thirteen": (13,), "fourteen": (14,), "fifteen": (15,),
-    "sixteen": (16,), "seventeen": (17,), "eighteen": (18,), "nineteen": (19,),
-    "twenty": (20,), "thirty": (30,), "forty": (40,), "fifty": (50,), "sixty": (60,),
-    "seventy": (70,), "eighty": (80,), "ninety": (90,), "hundred": (100,),
-    "thousand": (1000,), "million": (1e6,), "billion": (1e9,), "dozen": (12,),
-    "half": (0.5, 2), "quarter": (0.25, 4), "double": (2,), "twice": (2,), "triple": (3,),
-    "percent": (100,), "squared": (2,), "square": (2, 0.5), "cubed": (3,), "cube": (3,),
-    "noon": (12,), "midnight": (0, 24), "hour": (60, 3600), "minute": (60,), "day": (24,),
-}  # fmt: skip
 #: Unit symbols and the names people write (folded as :func:`fold` folds words).
 _SYNONYMS: Mapping[str, frozenset[str]] = {
     key: frozenset(values)
@@ -74,108 +58,6 @@ _SYNONYMS: Mapping[str, frozenset[str]] = {
     }.items()
 }  # fmt: skip
 _FILLER = frozenset({"deg", "degree", "the", "a", "an", "of", "in", "to", "and", "or"})
-
-
-def fold(word: str) -> str:
-    """One spelling of a word: lower case, no degree sign, singular, "-re" as "-er"."""
-    word = word.lower().strip("°º")
-    if word.startswith("deg") and len(word) in (4, 5) and word[3:] in ("c", "f", "k", "r"):
-        word = word[3:]
-    if len(word) > 3 and word.endswith("ies"):
-        word = word[:-3] + "y"
-    elif len(word) > 4 and word.endswith(("ches", "shes", "xes", "sses")):
-        word = word[:-2]
-    elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if len(word) > 4 and word.endswith("re"):
-        word = word[:-2] + "er"
-    return word
-
-
-def words_in(text: str) -> list[str]:
-    """The words of ``text``, folded."""
-    return [fold(w) for w in _WORD.findall(text)]
-
-
-def numbers_in(text: str) -> set[float]:
-    """Every number ``text`` states, as people write them (see the module's notes)."""
-    found: set[float] = set()
-    text = _ISO_LETTERS.sub(" ", text)  # "…-15T09:00": the hour is a number too
-    for match in _NUMBER.finditer(text):
-        whole, fraction = match.group(1).replace(",", ""), match.group(2)
-        found.add(float(f"{whole}.{fraction}" if fraction else whole))
-    for match in _CLOCK.finditer(text):
-        hour = int(match.group(1))
-        if match.group(3).lower() == "p" and hour < 12:
-            found.add(float(hour + 12))
-        elif match.group(3).lower() == "a" and hour == 12:
-            found.add(0.0)
-    words = [w.lower() for w in _WORD.findall(text)]
-    for word in words:
-        found.update(float(v) for v in _NUMBER_WORDS.get(fold(word), ()))
-    found.update(spelled_numbers(text))
-    if "%" in text:
-        found.add(100.0)
-    # "3 thousand" is 3000, "2.5 million" 2,500,000.
-    for match in re.finditer(r"(\d+(?:\.\d+)?)\s*(hundred|thousand|million|billion)\b", text,
-                             re.IGNORECASE):  # fmt: skip
-        found.add(float(match.group(1)) * _SCALES[match.group(2).lower()])
-    for value in list(found):  # a percentage may be written as its fraction
-        if "%" in text or "percent" in words:
-            found.add(value / 100)
-    return found
-
-
-_UNITS_WORDS: Mapping[str, float] = {
-    name: float(value)
-    for value, name in enumerate((
-        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-        "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
-        "seventeen", "eighteen", "nineteen",
-    ))
-}  # fmt: skip
-_TENS_WORDS: Mapping[str, float] = {
-    name: float(10 * (index + 2))
-    for index, name in enumerate(
-        ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
-    )
-}
-#: Words and the punctuation that ends a run of number words.
-_TOKEN = re.compile(r"[^\W\d_]+|[^\w\s-]|\d+", re.UNICODE)
-
-
-def spelled_numbers(text: str) -> set[float]:
-    """The numbers that runs of number words in ``text`` spell, each run read as one
-    number: "twenty five" → 25, "three hundred and fifty" → 350, "two million" →
-    2,000,000. Punctuation, a digit or any other word ends a run; "and" continues one
-    only after "hundred" or a larger scale, as in "one hundred and one"."""
-    found: set[float] = set()
-    total = current = 0.0
-    running = False
-    previous = ""
-    for token in (t.lower() for t in _TOKEN.findall(text)):
-        if token in _UNITS_WORDS or token in _TENS_WORDS:
-            current += _UNITS_WORDS.get(token) or _TENS_WORDS.get(token) or 0.0
-        elif token == "hundred" and running:
-            current = max(current, 1.0) * 100
-        elif token in _SCALES and running:
-            total += max(current, 1.0) * _SCALES[token]
-            current = 0.0
-        elif token == "and" and running and previous in _SCALES:
-            previous = token
-            continue
-        else:
-            if running:
-                found.add(total + current)
-            total = current = 0.0
-            running = False
-            previous = token
-            continue
-        running = True
-        previous = token
-    if running:
-        found.add(total + current)
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,7 +272,7 @@ def _why(value: Any, evidence: Evidence) -> str | None:
         return f"{_show(missing[0])} in {value!r} does not appear in the request"
     if _CODE.search(value):
         return None  # an expression or a query: its numbers are what a model can invent
-    words = [w for w in words_in(_ISO_LETTERS.sub(" ", value)) if w not in _FILLER]
+    words = [w for w in words_in(ISO_LETTERS.sub(" ", value)) if w not in _FILLER]
     if not words:
         return None
     grounded = sum(1 for w in words if evidence.has_word(w))

@@ -43,10 +43,18 @@ class Offer:
         names = tool_names(pairs, reserved)
         tools: list[dict[str, Any]] = []
         by_name: dict[str, Candidate] = {}
+        described: set[str] = set()
         for candidate in usable:
             assert candidate.descriptor is not None
             name = names[full_id(candidate.descriptor, candidate.operation)]
-            tools.append(openai_tool(candidate.descriptor, candidate.operation, name))
+            tool = openai_tool(candidate.descriptor, candidate.operation, name)
+            own = candidate.operation.description.strip()
+            if candidate.plugin_id in described and own:
+                # The plugin's description, already read with its first operation, is
+                # not repeated: the model reads every offered token before each decision.
+                tool["function"]["description"] = own
+            described.add(candidate.plugin_id)
+            tools.append(tool)
             by_name[name] = candidate
         return cls(tuple(tools), by_name)
 

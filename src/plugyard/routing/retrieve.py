@@ -27,15 +27,21 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from plugyard.discovery.query import CanSee, Filters, Match
+from plugyard.llm.stated import words_in
 from plugyard.manifest.model import Operation
 from plugyard.routing.choice import Candidate
-from plugyard.routing.grounding import words_in
 
 Search = Callable[[str, int, Filters], Sequence[Match]]
 
 #: Score between consecutive siblings of one plugin (retrieval's fused scores are
 #: z-scores summed over channels; a close match scores within about 0.5 of the best).
 SIBLING_GAP = 0.3
+#: A candidate scoring this far below the best is not offered. Every operation offered
+#: is read by the model before each decision (about 200 prompt tokens each, the bulk of
+#: an ask's time on a CPU), and one this far behind was the labelled tool for 4 of 297
+#: MetaTool and 2 of 300 Seal-Tools queries (where the model never picked a later
+#: candidate than the first), while it halves what is offered (bench/labs/ASK_LAB.md).
+OFFER_GAP = 2.5
 #: Words that say nothing about which operation is meant.
 _COMMON = frozenset({
     "a", "an", "the", "is", "are", "was", "be", "it", "its", "this", "that", "of", "in",
@@ -62,8 +68,8 @@ class Teacher(Protocol):
 
 def retrieve(search: Search, query: str, k: int, can_see: CanSee) -> tuple[Candidate, ...]:
     """At most ``k`` operations, best first: the operations the caller may call of
-    each plugin that matched above the relevance floor, so an empty answer means
-    nothing relevant."""
+    each plugin that matched above the relevance floor, within :data:`OFFER_GAP` of the
+    best, so an empty answer means nothing relevant."""
     found: list[Candidate] = []
     seen: set[tuple[str, str]] = set()
     for match in search(query, k, Filters(can_see=can_see, relevant_only=True)):
@@ -79,6 +85,8 @@ def retrieve(search: Search, query: str, k: int, can_see: CanSee) -> tuple[Candi
                                    descriptor.description, descriptor.name or "",
                                    descriptor))  # fmt: skip
     found.sort(key=lambda c: -c.score)  # stable: equal scores keep discovery's order
+    if found:
+        found = [c for c in found if c.score >= found[0].score - OFFER_GAP]
     return tuple(found[:k])
 
 
