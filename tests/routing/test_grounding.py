@@ -117,6 +117,8 @@ TIME = {
     },
     "required": ["time", "to_zone"],
 }
+
+
 def test_a_time_of_day_is_written_as_the_tool_takes_it() -> None:
     said = ["What time is it in Tokyo when it is 9am in Lisbon?"]
     assert normalise({"time": "9am"}, TIME, said)["time"] == "09:00"
