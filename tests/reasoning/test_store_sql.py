@@ -1,4 +1,4 @@
-"""Sessions, sources and records on SQLite and PostgreSQL (the store suite's backends)."""
+"""Sessions, sources and records on a SQLite file, SQLite in memory and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -17,8 +17,12 @@ from plugyard.store.store import Store
 from store.conftest import BACKENDS, backend_url
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=[*BACKENDS, "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "memory":
+        with Store.open(":memory:") as opened:
+            yield opened
+        return
     for url in backend_url(request, request.param, tmp_path):
         opened = Store.open(url)
         yield opened
@@ -51,6 +55,7 @@ def test_a_change_is_applied_whole_or_not_at_all(store: Store) -> None:
     found = sessions.get("s1")
     assert found is not None and found.staged == ()
     turn = Turn("r1", "q", "a", "success")
+    assert sessions.update("nope", lambda s: s) is None
     done = sessions.update("s1", lambda s: committed(s, [Unit("kept")], turn))
     assert done is not None and [u.text for u in done.committed] == ["kept"]
     assert sessions.get("s1") == done
@@ -81,7 +86,7 @@ def test_sessions_and_sources_are_listed(store: Store) -> None:
     sessions = SqlSessionStore(store)
     sessions.create(Session("s1", "ana"))
     sessions.create(Session("s2", "bob"))
-    assert [s.id for s in sessions.sessions("ana")] == ["s1"]
+    assert [s.id for s in sessions.sessions("ana")] == ["s1"] and sessions.sessions("eve") == ()
     assert {s.id for s in sessions.sessions(None)} == {"s1", "s2"}
     sessions.add_source(Source("src1", "s1", "notes", "0" * 64, 12, (Unit("a"),)))
     assert [(s.id, [u.text for u in s.units]) for s in sessions.sources("s1")] == [("src1", ["a"])]
