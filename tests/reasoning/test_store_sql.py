@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,26 @@ def test_records_round_trip_and_list_newest_first(store: Store) -> None:
     assert [r.request_id for r in outcomes.records(session_id="s1")] == ["r1"]
     assert outcomes.get("r1").to_dict()["stages"][0]["sufficient"] is True  # type: ignore[union-attr]
     assert outcomes.get("nope") is None
+
+
+def test_rows_written_through_sqlalchemy_read_back_alike(store: Store) -> None:
+    from sqlalchemy import insert, select
+
+    from plugyard.store.schema import reasoning_sessions
+
+    when = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=2)))
+    row = {"id": "old", "subject": "ana", "preferences": {"kb": "kb-a"}, "staged": [],
+           "committed": [{"text": "kept"}], "conversation": [], "created_at": when,
+           "updated_at": when}  # fmt: skip
+    with store.writing() as conn:
+        conn.execute(insert(reasoning_sessions).values(row))
+    sessions = SqlSessionStore(store)
+    found = sessions.get("old")
+    assert found is not None and found.created_at == when and found.created_at.tzinfo == UTC
+    assert [u.text for u in found.committed] == ["kept"] and found.preferences == {"kb": "kb-a"}
+    sessions.create(Session("new"))
+    query = select(reasoning_sessions.c.created_at).where(reasoning_sessions.c.id == "new")
+    with store.reading() as conn:
+        written = conn.execute(query).scalar_one()
+    assert written == sessions.get("new").created_at  # type: ignore[union-attr]
+    assert [s.id for s in sessions.sessions("ana")] == ["old"]
