@@ -36,12 +36,12 @@ from plugyard.builtins import BUILTINS_DIR
 from plugyard.execution.executor import CallRequest, Executor
 from plugyard.manifest.load import load_file, manifest_files
 from plugyard.reasoning import ReasoningService
-from plugyard.reasoning.record import MemoryOutcomeStore
-from plugyard.reasoning.session import MemorySessionStore
+from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
 from plugyard.runtimes.base import CallContext
 from plugyard.runtimes.python import InProcessRuntime, plugin
+from plugyard.store.store import Store
 from plugyard.yard import Settings, Yard
 
 ROUNDS = 15
@@ -150,7 +150,14 @@ def service(planner: str, seed_value: int) -> ReasoningService:
     if planner != "plan-oracle":
         registry.register(bundled(planner))
     executor = Executor(registry, {"python": runtime})
-    return ReasoningService(executor, registry, MemorySessionStore(), MemoryOutcomeStore())
+    return in_memory(executor, registry)
+
+
+def in_memory(executor: Executor, registry: Registry) -> ReasoningService:
+    """A service whose sessions and records live in an in-memory store (left open: it
+    lasts as long as the bench)."""
+    store = Store.open(":memory:")
+    return ReasoningService(executor, registry, SqlSessionStore(store), SqlOutcomeStore(store))
 
 
 # ----------------------------------------------------------------------------- learning
@@ -260,7 +267,7 @@ async def overhead() -> dict[str, float]:
         runtime.provide(definition)
         registry.register(RegisteredPlugin.of(definition.descriptor, "code"))
     executor = Executor(registry, {"python": runtime})
-    reasoning = ReasoningService(executor, registry, MemorySessionStore(), MemoryOutcomeStore())
+    reasoning = in_memory(executor, registry)
     request = CallRequest("gs-t", "solve", {"prompt": "x", "context": []},
                           CallContext(request_id="r"))  # fmt: skip
 

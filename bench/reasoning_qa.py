@@ -150,9 +150,8 @@ def model_source(args: argparse.Namespace) -> Any:
 
 
 async def run(args: argparse.Namespace, chosen: list[Case]) -> list[Scored]:
-    from plugyard.reasoning.record import MemoryOutcomeStore
     from plugyard.reasoning.service import ReasoningService
-    from plugyard.reasoning.session import MemorySessionStore
+    from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
     from plugyard.store.keys import ADMIN_ROLE
     from plugyard.yard import Settings, Yard
 
@@ -167,8 +166,8 @@ async def run(args: argparse.Namespace, chosen: list[Case]) -> list[Scored]:
             service = ReasoningService(
                 yard.executor,
                 yard.registry,
-                MemorySessionStore(),
-                MemoryOutcomeStore(),
+                SqlSessionStore(yard.store),
+                SqlOutcomeStore(yard.store),
                 model=model,
                 embed=lambda items: embedder.embed(items),
                 application_roles=(ADMIN_ROLE,),

@@ -106,10 +106,9 @@ def judge(expected: dict[str, Any], intents: list[str], answer: str, cited: str)
 
 
 async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from plugyard.reasoning.record import MemoryOutcomeStore
     from plugyard.reasoning.service import ReasoningService
-    from plugyard.reasoning.session import MemorySessionStore
     from plugyard.reasoning.sop import admit
+    from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
     from plugyard.store.keys import ADMIN_ROLE
     from plugyard.yard import Settings, Yard
 
@@ -122,7 +121,8 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
         with Yard.from_settings(settings) as yard:
             embedder = yard.finding.discovery.embedder
             service = ReasoningService(
-                yard.executor, yard.registry, MemorySessionStore(), MemoryOutcomeStore(),
+                yard.executor, yard.registry,
+                SqlSessionStore(yard.store), SqlOutcomeStore(yard.store),
                 model=model, embed=lambda items: embedder.embed(items),
                 application_roles=(ADMIN_ROLE,),
             )  # fmt: skip

@@ -13,7 +13,6 @@ from sqlalchemy.engine import URL
 
 from plugyard.errors import PipelineError, PlugyardError
 from plugyard.pipelines import (
-    MemoryPipelineStore,
     PipelineService,
     PipelineStore,
     SqlPipelineStore,
@@ -46,9 +45,8 @@ def postgres() -> Iterator[URL]:
 @pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[PipelineStore]:
     if request.param == "memory":
-        yield MemoryPipelineStore()
-        return
-    if request.param == "sqlite":
+        target = ":memory:"
+    elif request.param == "sqlite":
         target = str(tmp_path / "p.db")
     else:
         database: URL = request.getfixturevalue("postgres")

@@ -1,10 +1,11 @@
-"""A lab for the reasoning loop: an in-memory registry, the executor, and family plugins
-scripted per test. Every call a plugin gets is logged, so a test can say which plugins
-ran, in what order and with what input."""
+"""A lab for the reasoning loop: an in-memory registry and store, the executor, and family
+plugins scripted per test. Every call a plugin gets is logged, so a test can say which
+plugins ran, in what order and with what input."""
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,12 +14,12 @@ from plugyard.execution.executor import Executor
 from plugyard.governance.audit.event import MemoryAuditSink
 from plugyard.manifest.families import PLANNER_OUTCOME_SCHEMA
 from plugyard.reasoning.limits import Limits
-from plugyard.reasoning.record import MemoryOutcomeStore
 from plugyard.reasoning.service import ReasoningService
-from plugyard.reasoning.session import MemorySessionStore
+from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
 from plugyard.runtimes.python import InProcessRuntime, plugin
+from plugyard.store.store import Store
 from plugyard.yard.steps import call_path
 
 Answer = Mapping[str, Any] | Callable[[dict[str, Any], dict[str, Any]], Any]
@@ -37,12 +38,14 @@ class Lab:
     registry: Registry = field(default_factory=Registry)
     runtime: InProcessRuntime = field(default_factory=InProcessRuntime)
     calls: list[Call] = field(default_factory=list)
-    sessions: MemorySessionStore = field(default_factory=MemorySessionStore)
-    outcomes: MemoryOutcomeStore = field(default_factory=MemoryOutcomeStore)
+    store: Store = field(default_factory=lambda: Store.open(":memory:"))
     limits: Limits = field(default_factory=Limits)
     model: Any = None
 
     def __post_init__(self) -> None:
+        self.sessions = SqlSessionStore(self.store)
+        self.outcomes = SqlOutcomeStore(self.store)
+        weakref.finalize(self, self.store.close)  # tests make labs without closing them
         self.audit = MemoryAuditSink()
         steps = call_path(self.registry, audit=self.audit)
         self.executor = Executor(self.registry, {"python": self.runtime}, steps=steps)

@@ -11,9 +11,8 @@ from typing import Any
 from plugyard.discovery.embedders import HashingEmbedder
 from plugyard.llm import OpenAIChatModel, RetryPolicy
 from plugyard.llm.testing import FakeModelServer, Reply
-from plugyard.reasoning.record import MemoryOutcomeStore
 from plugyard.reasoning.service import ReasoningService
-from plugyard.reasoning.session import MemorySessionStore
+from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
 from plugyard.store.keys import ADMIN_ROLE
 from plugyard.yard import Settings, Yard
 
@@ -143,8 +142,8 @@ def _service(yard: Yard, model: OpenAIChatModel) -> ReasoningService:
     return ReasoningService(
         yard.executor,
         yard.registry,
-        MemorySessionStore(),
-        MemoryOutcomeStore(),
+        SqlSessionStore(yard.store),
+        SqlOutcomeStore(yard.store),
         model=lambda: model,
         embed=lambda texts: HashingEmbedder(64).embed(texts),
         application_roles=(ADMIN_ROLE,),

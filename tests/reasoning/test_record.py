@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from plugyard.reasoning.record import MemoryOutcomeStore, OutcomeRecord, StageEntry
+from plugyard.reasoning.record import OutcomeRecord, StageEntry
 from plugyard.runtimes.base import ErrorInfo
 
 from .lab import Lab, basic, schema_valid, solved, verdict
@@ -99,7 +99,8 @@ def test_a_planner_failing_to_record_changes_nothing() -> None:
 
 
 def test_records_read_back_as_they_were_written() -> None:
-    store = MemoryOutcomeStore(max_records=2)
+    lab = Lab()
+    store = lab.outcomes
     entry = StageEntry("p", "kb", "kb-a", "skipped-budget", 0.5, 0, None, None, None)
     for index in range(3):
         store.save(
@@ -114,7 +115,7 @@ def test_records_read_back_as_they_were_written() -> None:
                 subject="u",
             )
         )
-    assert [r.request_id for r in store.records()] == ["r2", "r1"]
+    assert [r.request_id for r in store.records(limit=2)] == ["r2", "r1"]
     again = OutcomeRecord.of(store.records()[0].to_dict(), "u")
     assert again == store.records()[0]
     assert store.records(subject="someone else") == ()

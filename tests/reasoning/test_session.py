@@ -9,7 +9,6 @@ import pytest
 from plugyard.errors import ReasoningError
 from plugyard.reasoning.session import (
     MAX_TURNS,
-    MemorySessionStore,
     Session,
     Turn,
     committed,
@@ -101,12 +100,3 @@ def test_sessions_keep_bounded_history() -> None:
     assert len(session.conversation) == MAX_TURNS
     assert session.conversation[-1].request_id == str(MAX_TURNS + 4)
     assert staged(Session("s"), [Unit("a"), Unit("a")]).staged == (Unit("a"),)
-
-
-def test_the_memory_store_changes_one_session_at_a_time() -> None:
-    store = MemorySessionStore()
-    store.create(Session("s1", subject="ana"))
-    assert store.update("nope", lambda s: s) is None
-    changed = store.update("s1", lambda s: staged(s, [Unit("x")]))
-    assert changed is not None and [u.text for u in changed.staged] == ["x"]
-    assert [s.id for s in store.sessions("ana")] == ["s1"] and store.sessions("bob") == ()

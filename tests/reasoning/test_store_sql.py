@@ -1,9 +1,10 @@
-"""Sessions, sources and records on SQLite and PostgreSQL (the store suite's backends)."""
+"""Sessions, sources and records on a SQLite file, SQLite in memory and PostgreSQL."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,12 @@ from plugyard.store.store import Store
 from store.conftest import BACKENDS, backend_url
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=[*BACKENDS, "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "memory":
+        with Store.open(":memory:") as opened:
+            yield opened
+        return
     for url in backend_url(request, request.param, tmp_path):
         opened = Store.open(url)
         yield opened
@@ -51,6 +56,7 @@ def test_a_change_is_applied_whole_or_not_at_all(store: Store) -> None:
     found = sessions.get("s1")
     assert found is not None and found.staged == ()
     turn = Turn("r1", "q", "a", "success")
+    assert sessions.update("nope", lambda s: s) is None
     done = sessions.update("s1", lambda s: committed(s, [Unit("kept")], turn))
     assert done is not None and [u.text for u in done.committed] == ["kept"]
     assert sessions.get("s1") == done
@@ -81,7 +87,7 @@ def test_sessions_and_sources_are_listed(store: Store) -> None:
     sessions = SqlSessionStore(store)
     sessions.create(Session("s1", "ana"))
     sessions.create(Session("s2", "bob"))
-    assert [s.id for s in sessions.sessions("ana")] == ["s1"]
+    assert [s.id for s in sessions.sessions("ana")] == ["s1"] and sessions.sessions("eve") == ()
     assert {s.id for s in sessions.sessions(None)} == {"s1", "s2"}
     sessions.add_source(Source("src1", "s1", "notes", "0" * 64, 12, (Unit("a"),)))
     assert [(s.id, [u.text for u in s.units]) for s in sessions.sources("s1")] == [("src1", ["a"])]
@@ -113,3 +119,26 @@ def test_records_round_trip_and_list_newest_first(store: Store) -> None:
     assert [r.request_id for r in outcomes.records(session_id="s1")] == ["r1"]
     assert outcomes.get("r1").to_dict()["stages"][0]["sufficient"] is True  # type: ignore[union-attr]
     assert outcomes.get("nope") is None
+
+
+def test_rows_written_through_sqlalchemy_read_back_alike(store: Store) -> None:
+    from sqlalchemy import insert, select
+
+    from plugyard.store.schema import reasoning_sessions
+
+    when = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=2)))
+    row = {"id": "old", "subject": "ana", "preferences": {"kb": "kb-a"}, "staged": [],
+           "committed": [{"text": "kept"}], "conversation": [], "created_at": when,
+           "updated_at": when}  # fmt: skip
+    with store.writing() as conn:
+        conn.execute(insert(reasoning_sessions).values(row))
+    sessions = SqlSessionStore(store)
+    found = sessions.get("old")
+    assert found is not None and found.created_at == when and found.created_at.tzinfo == UTC
+    assert [u.text for u in found.committed] == ["kept"] and found.preferences == {"kb": "kb-a"}
+    sessions.create(Session("new"))
+    query = select(reasoning_sessions.c.created_at).where(reasoning_sessions.c.id == "new")
+    with store.reading() as conn:
+        written = conn.execute(query).scalar_one()
+    assert written == sessions.get("new").created_at  # type: ignore[union-attr]
+    assert [s.id for s in sessions.sessions("ana")] == ["old"]

@@ -17,7 +17,7 @@ from plugyard.pipelines.palette import capabilities_of, palette_view
 from plugyard.pipelines.placement import Catalog
 from plugyard.pipelines.plan import Plan
 from plugyard.pipelines.service import PipelineService
-from plugyard.pipelines.store import MemoryPipelineStore, PipelineStore, StoredPipeline
+from plugyard.pipelines.store import PipelineStore, StoredPipeline
 from plugyard.pipelines.store_sql import SqlPipelineStore
 from plugyard.pipelines.trace import PipelineRun, TraceEntry
 from plugyard.pipelines.validate import Validation, validate
@@ -28,7 +28,6 @@ __all__ = [
     "DocumentModel",
     "Engine",
     "Loaded",
-    "MemoryPipelineStore",
     "PipelineModel",
     "PipelineRun",
     "PipelineService",

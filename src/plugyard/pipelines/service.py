@@ -24,7 +24,7 @@ from plugyard.pipelines.loading import Loaded, Mode, load
 from plugyard.pipelines.mermaid import mermaid
 from plugyard.pipelines.palette import palette_view
 from plugyard.pipelines.placement import Catalog
-from plugyard.pipelines.store import MemoryPipelineStore, PipelineStore, StoredPipeline
+from plugyard.pipelines.store import PipelineStore, StoredPipeline
 from plugyard.pipelines.trace import PipelineRun
 from plugyard.pipelines.validate import Validation, validate
 from plugyard.runtimes.base import CallContext
@@ -47,13 +47,13 @@ class PipelineService:
         self,
         catalog: Catalog,
         caller: Calls,
-        store: PipelineStore | None = None,
+        store: PipelineStore,
         *,
         fanout: Calls | None = None,
         audit: AuditLog | None = None,
     ) -> None:
         self.catalog = catalog
-        self.store: PipelineStore = store or MemoryPipelineStore()
+        self.store = store
         self.engine = Engine(caller, sink=self._record, fanout=fanout)
         self.audit = audit
 

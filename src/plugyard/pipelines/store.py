@@ -1,5 +1,5 @@
-"""Where pipeline documents and run traces are kept: a small Protocol, in memory here and
-on the store's database in :mod:`plugyard.pipelines.store_sql`.
+"""Where pipeline documents and run traces are kept: a small Protocol, met on the store's
+database (a file, PostgreSQL, or SQLite in memory) by :mod:`plugyard.pipelines.store_sql`.
 
 A stored document is kept as written (its dialect's own data), so faults found when it
 is validated again still point into it. A stored run is its trace without the context.
@@ -9,20 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from plugyard.pipelines.trace import PipelineRun
-
-Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def document_hash(document: Mapping[str, Any]) -> str:
@@ -84,61 +76,3 @@ class PipelineStore(Protocol):
         """The newest runs first, of one pipeline or of all; of one ``subject`` or of
         every subject (``None``)."""
         ...
-
-
-class MemoryPipelineStore:
-    """In process, for tests and embedding; keeps the newest ``max_runs`` runs."""
-
-    def __init__(self, *, max_runs: int = 1000, clock: Clock = utc_now) -> None:
-        self._pipelines: dict[str, StoredPipeline] = {}
-        self._runs: OrderedDict[str, PipelineRun] = OrderedDict()
-        self._max_runs = max_runs
-        self._clock = clock
-        self._lock = threading.Lock()
-
-    def put(self, pipeline: StoredPipeline) -> StoredPipeline:
-        with self._lock:
-            now = self._clock()
-            previous = self._pipelines.get(pipeline.name)
-            created = previous.created_at if previous else now
-            stored = replace(
-                pipeline,
-                document=json.loads(json.dumps(pipeline.document)),
-                content_hash=document_hash(pipeline.document),
-                created_at=created,
-                updated_at=now,
-            )
-            self._pipelines[pipeline.name] = stored
-            return stored
-
-    def get(self, name: str) -> StoredPipeline | None:
-        return self._pipelines.get(name)
-
-    def list(self) -> tuple[StoredPipeline, ...]:
-        return tuple(self._pipelines[name] for name in sorted(self._pipelines))
-
-    def delete(self, name: str) -> bool:
-        with self._lock:
-            return self._pipelines.pop(name, None) is not None
-
-    def save_run(self, run: PipelineRun) -> None:
-        with self._lock:
-            self._runs[run.run_id] = replace(run, context={})
-            while len(self._runs) > self._max_runs:
-                self._runs.popitem(last=False)
-
-    def get_run(self, run_id: str) -> PipelineRun | None:
-        return self._runs.get(run_id)
-
-    def runs(
-        self, pipeline: str | None = None, limit: int = 50, *, subject: str | None = None
-    ) -> tuple[PipelineRun, ...]:
-        with self._lock:
-            newest = list(reversed(self._runs.values()))
-        chosen = [
-            r
-            for r in newest
-            if (pipeline is None or r.pipeline == pipeline)
-            and (subject is None or r.subject == subject)
-        ]
-        return tuple(chosen[: max(limit, 0)])

@@ -1,132 +1,140 @@
-"""The pipeline store on the store's database (SQLite or PostgreSQL, same tables)."""
+"""The pipeline store on the store's database (SQLite, a file or in memory, or PostgreSQL;
+the same tables)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import Row, delete, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import Connection
+from typing import TYPE_CHECKING, Any
 
 from plugyard.pipelines.store import StoredPipeline, document_hash
 from plugyard.pipelines.trace import PipelineRun, TraceEntry
-from plugyard.store.schema import pipeline_runs, pipelines
-from plugyard.store.store import Store
+from plugyard.store.rawdb import RawDb, json_document, json_in, raw_db, time_in, time_out
+
+if TYPE_CHECKING:
+    from plugyard.store.store import Store
+
+_PIPELINE = "name, document, dialect, description, content_hash, created_at, updated_at, saved_by"
+_RUN = "id, pipeline, status, request_id, subject, error, trace, started_at, duration_ms, stored"
 
 
 class SqlPipelineStore:
     def __init__(self, store: Store) -> None:
-        self._store = store
+        self._db: RawDb = raw_db(store)
+        self._clock = store.clock
 
     def put(self, pipeline: StoredPipeline) -> StoredPipeline:
-        now = self._store.clock()
+        now = time_in(self._clock(), self._db.postgres)
         values = {
-            "description": pipeline.description,
+            "name": pipeline.name,
+            "document": json_in(dict(pipeline.document)),
             "dialect": pipeline.dialect,
-            "document": dict(pipeline.document),
+            "description": pipeline.description,
             "content_hash": document_hash(pipeline.document),
-            "updated_at": now,
+            "now": now,
             "saved_by": pipeline.saved_by,
         }
-        with self._store.writing() as conn:
-            inserted = conn.execute(
-                _insert(conn, pipelines)
-                .values(name=pipeline.name, created_at=now, **values)
-                .on_conflict_do_nothing(index_elements=["name"])
-                .returning(pipelines.c.name)
-            ).first()
-            if inserted is None:
-                conn.execute(
-                    update(pipelines).where(pipelines.c.name == pipeline.name).values(values)
-                )
-            row = conn.execute(select(pipelines).where(pipelines.c.name == pipeline.name)).one()
-        return _pipeline(row)
+        with self._db.write() as tx:
+            # A new name is created now; a known one keeps its creation time.
+            tx.execute(
+                f"INSERT INTO pipelines ({_PIPELINE}) VALUES (:name, :document, :dialect, "
+                ":description, :content_hash, :now, :now, :saved_by) ON CONFLICT (name) DO "
+                "UPDATE SET document = excluded.document, dialect = excluded.dialect, "
+                "description = excluded.description, content_hash = excluded.content_hash, "
+                "updated_at = excluded.updated_at, saved_by = excluded.saved_by",
+                values,
+            )
+            found = tx.one(f"SELECT {_PIPELINE} FROM pipelines WHERE name = :name", values)
+        assert found is not None  # written in this transaction
+        return _pipeline(found)
 
     def get(self, name: str) -> StoredPipeline | None:
-        with self._store.reading() as conn:
-            row = conn.execute(select(pipelines).where(pipelines.c.name == name)).first()
-        return _pipeline(row) if row is not None else None
+        with self._db.read() as tx:
+            found = tx.one(f"SELECT {_PIPELINE} FROM pipelines WHERE name = :name", {"name": name})
+        return _pipeline(found) if found is not None else None
 
     def list(self) -> tuple[StoredPipeline, ...]:
-        with self._store.reading() as conn:
-            rows = conn.execute(select(pipelines).order_by(pipelines.c.name)).all()
+        with self._db.read() as tx:
+            rows = tx.all(f"SELECT {_PIPELINE} FROM pipelines ORDER BY name")
         return tuple(_pipeline(r) for r in rows)
 
     def delete(self, name: str) -> bool:
-        with self._store.writing() as conn:
-            gone = conn.execute(delete(pipelines).where(pipelines.c.name == name))
-        return bool(gone.rowcount)
+        with self._db.write() as tx:
+            gone = tx.execute("DELETE FROM pipelines WHERE name = :name", {"name": name})
+        return gone == 1
 
     def save_run(self, run: PipelineRun) -> None:
-        with self._store.writing() as conn:
-            conn.execute(
-                _insert(conn, pipeline_runs)
-                .values(
-                    id=run.run_id,
-                    pipeline=run.pipeline,
-                    status=run.status,
-                    request_id=run.request_id,
-                    subject=run.subject,
-                    error=run.error,
-                    trace=[entry.to_dict() for entry in run.trace],
-                    started_at=run.started_at,
-                    duration_ms=run.duration_ms,
-                    stored=run.stored,
-                )
-                .on_conflict_do_nothing(index_elements=["id"])
+        with self._db.write() as tx:
+            tx.execute(
+                f"INSERT INTO pipeline_runs ({_RUN}) VALUES (:id, :pipeline, :status, "
+                ":request_id, :subject, :error, :trace, :started_at, :duration_ms, :stored) "
+                "ON CONFLICT (id) DO NOTHING",
+                {
+                    "id": run.run_id,
+                    "pipeline": run.pipeline,
+                    "status": run.status,
+                    "request_id": run.request_id,
+                    "subject": run.subject,
+                    "error": json_in(run.error),
+                    "trace": json_in([entry.to_dict() for entry in run.trace]),
+                    "started_at": time_in(run.started_at, self._db.postgres),
+                    "duration_ms": run.duration_ms,
+                    "stored": json_in(run.stored),
+                },
             )
 
     def get_run(self, run_id: str) -> PipelineRun | None:
-        with self._store.reading() as conn:
-            row = conn.execute(select(pipeline_runs).where(pipeline_runs.c.id == run_id)).first()
-        return _run(row) if row is not None else None
+        with self._db.read() as tx:
+            found = tx.one(f"SELECT {_RUN} FROM pipeline_runs WHERE id = :id", {"id": run_id})
+        return _run(found) if found is not None else None
 
     def runs(
         self, pipeline: str | None = None, limit: int = 50, *, subject: str | None = None
     ) -> tuple[PipelineRun, ...]:
-        query = select(pipeline_runs).order_by(
-            pipeline_runs.c.started_at.desc(), pipeline_runs.c.id.desc()
-        )
-        if pipeline is not None:
-            query = query.where(pipeline_runs.c.pipeline == pipeline)
-        if subject is not None:
-            query = query.where(pipeline_runs.c.subject == subject)
-        with self._store.reading() as conn:
-            rows = conn.execute(query.limit(max(limit, 0))).all()
+        where = [
+            clause
+            for clause, given in (
+                ("pipeline = :pipeline", pipeline),
+                ("subject = :subject", subject),
+            )
+            if given is not None
+        ]
+        condition = f"WHERE {' AND '.join(where)} " if where else ""
+        with self._db.read() as tx:
+            rows = tx.all(
+                f"SELECT {_RUN} FROM pipeline_runs {condition}"
+                "ORDER BY started_at DESC, id DESC LIMIT :n",
+                {"pipeline": pipeline, "subject": subject, "n": max(limit, 0)},
+            )
         return tuple(_run(r) for r in rows)
 
 
-def _insert(conn: Connection, table: Any) -> Any:
-    return pg_insert(table) if conn.dialect.name == "postgresql" else sqlite_insert(table)
-
-
-def _pipeline(row: Row[Any]) -> StoredPipeline:
-    data = row._mapping
+def _pipeline(found: tuple[Any, ...]) -> StoredPipeline:
+    name, document, dialect, description, content_hash, created, updated, saved_by = found
     return StoredPipeline(
-        name=data["name"],
-        document=data["document"],
-        dialect=data["dialect"],
-        description=data["description"],
-        content_hash=data["content_hash"],
-        created_at=data["created_at"],
-        updated_at=data["updated_at"],
-        saved_by=data["saved_by"],
+        name=name,
+        document=json_document(document),
+        dialect=dialect,
+        description=description,
+        content_hash=content_hash,
+        created_at=time_out(created),
+        updated_at=time_out(updated),
+        saved_by=saved_by,
     )
 
 
-def _run(row: Row[Any]) -> PipelineRun:
-    data = row._mapping
+def _run(found: tuple[Any, ...]) -> PipelineRun:
+    key, pipeline, status, request_id, subject, error, trace, started, duration, stored = found
+    started_at = time_out(started)
+    assert started_at is not None  # the column is NOT NULL
     return PipelineRun(
-        run_id=data["id"],
-        pipeline=data["pipeline"],
-        status=data["status"],
+        run_id=key,
+        pipeline=pipeline,
+        status=status,
         context={},
-        trace=tuple(TraceEntry.from_dict(entry) for entry in data["trace"]),
-        request_id=data["request_id"],
-        subject=data["subject"],
-        error=data["error"],
-        started_at=data["started_at"],
-        duration_ms=data["duration_ms"],
-        stored=data["stored"],
+        trace=tuple(TraceEntry.from_dict(entry) for entry in json_document(trace)),
+        request_id=request_id,
+        subject=subject,
+        error=json_document(error),
+        started_at=started_at,
+        duration_ms=duration,
+        stored=json_document(stored),
     )

@@ -8,11 +8,9 @@ every record its ``recordedAt``.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from plugyard.runtimes.base import ErrorInfo
@@ -136,39 +134,6 @@ class OutcomeStore(Protocol):
     ) -> tuple[OutcomeRecord, ...]:
         """The newest records, of one subject and one session when given."""
         ...
-
-
-class MemoryOutcomeStore:
-    """In process; keeps the newest ``max_records``."""
-
-    def __init__(self, *, max_records: int = 10_000) -> None:
-        self._records: OrderedDict[str, OutcomeRecord] = OrderedDict()
-        self._max = max_records
-        self._lock = threading.Lock()
-
-    def save(self, record: OutcomeRecord) -> OutcomeRecord:
-        stored = replace(record, recorded_at=record.recorded_at or datetime.now(UTC))
-        with self._lock:
-            self._records[record.request_id] = stored
-            while len(self._records) > self._max:
-                self._records.popitem(last=False)
-        return stored
-
-    def get(self, request_id: str) -> OutcomeRecord | None:
-        return self._records.get(request_id)
-
-    def records(
-        self, *, subject: str | None = None, session_id: str | None = None, limit: int = 50
-    ) -> tuple[OutcomeRecord, ...]:
-        with self._lock:
-            newest = list(reversed(self._records.values()))
-        chosen = [
-            r
-            for r in newest
-            if (subject is None or r.subject == subject)
-            and (session_id is None or r.session_id == session_id)
-        ]
-        return tuple(chosen[: max(limit, 0)])
 
 
 def _text(value: Any) -> str | None:

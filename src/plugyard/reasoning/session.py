@@ -10,10 +10,9 @@ preferences by stage, and its last turns. Changes are pure functions from one fr
 from __future__ import annotations
 
 import secrets
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 from plugyard.reasoning.units import Unit, dicts, merged
@@ -23,10 +22,6 @@ MAX_SESSION_UNITS = 5_000
 MAX_STAGED_UNITS = 500
 MAX_TURNS = 20
 MAX_ANSWER_CHARS = 4_000
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def new_session_id() -> str:
@@ -187,46 +182,3 @@ class SessionStore(Protocol):
     def add_source(self, source: Source) -> Source: ...
 
     def sources(self, session_id: str) -> tuple[Source, ...]: ...
-
-
-class MemorySessionStore:
-    """In process, for tests and embedding."""
-
-    def __init__(self, clock: Callable[[], datetime] = utc_now) -> None:
-        self._sessions: dict[str, Session] = {}
-        self._sources: dict[str, list[Source]] = {}
-        self._clock = clock
-        self._lock = threading.Lock()
-
-    def create(self, session: Session) -> Session:
-        with self._lock:
-            now = self._clock()
-            stored = replace(session, created_at=now, updated_at=now)
-            self._sessions[session.id] = stored
-            return stored
-
-    def get(self, session_id: str) -> Session | None:
-        return self._sessions.get(session_id)
-
-    def update(self, session_id: str, change: Change) -> Session | None:
-        with self._lock:
-            found = self._sessions.get(session_id)
-            if found is None:
-                return None
-            stored = replace(change(found), id=found.id, updated_at=self._clock())
-            self._sessions[session_id] = stored
-            return stored
-
-    def sessions(self, subject: str | None, limit: int = 50) -> tuple[Session, ...]:
-        mine = [s for s in self._sessions.values() if subject is None or s.subject == subject]
-        mine.sort(key=lambda s: (s.updated_at or self._clock(), s.id), reverse=True)
-        return tuple(mine[: max(limit, 0)])
-
-    def add_source(self, source: Source) -> Source:
-        with self._lock:
-            stored = replace(source, created_at=self._clock())
-            self._sources.setdefault(source.session_id, []).append(stored)
-            return stored
-
-    def sources(self, session_id: str) -> tuple[Source, ...]:
-        return tuple(self._sources.get(session_id, ()))

@@ -24,6 +24,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -96,6 +97,32 @@ def json_in(value: Any) -> str | None:
 def json_out(value: Any) -> Any:
     """A JSON column's value: psycopg decodes JSONB itself, sqlite3 hands back text."""
     return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+#: How SQLAlchemy writes a ``DateTime`` on SQLite (text, naive, to the microsecond): the
+#: same text, so rows written through either path read and sort alike.
+_SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def time_in(value: datetime | None, postgres: bool) -> Any:
+    """A value for a ``UtcDateTime`` column: psycopg takes the aware datetime, SQLite
+    the UTC text."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("naive datetime: the store keeps UTC timestamps only")
+    utc = value.astimezone(UTC)
+    return utc if postgres else utc.strftime(_SQLITE_TIME)
+
+
+def time_out(value: Any) -> datetime | None:
+    """A ``UtcDateTime`` column's value, aware and in UTC (SQLite hands back the text it
+    was written as UTC)."""
+    if value is None:
+        return None
+    found = datetime.fromisoformat(value) if isinstance(value, str) else value
+    assert isinstance(found, datetime)
+    return found.replace(tzinfo=UTC) if found.tzinfo is None else found.astimezone(UTC)
 
 
 def json_document(value: Any) -> Any:
