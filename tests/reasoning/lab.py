@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plugyard.execution.executor import Executor
-from plugyard.governance.audit.event import MemoryAuditSink
+from plugyard.governance.audit.chain import ChainedAudit
 from plugyard.manifest.families import PLANNER_OUTCOME_SCHEMA
 from plugyard.reasoning.limits import Limits
 from plugyard.reasoning.record import MemoryOutcomeStore
@@ -19,6 +19,8 @@ from plugyard.reasoning.session import MemorySessionStore
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
 from plugyard.runtimes.python import InProcessRuntime, plugin
+from plugyard.store.audit import SqlAuditRepository
+from plugyard.store.store import Store
 from plugyard.yard.steps import call_path
 
 Answer = Mapping[str, Any] | Callable[[dict[str, Any], dict[str, Any]], Any]
@@ -43,7 +45,7 @@ class Lab:
     model: Any = None
 
     def __post_init__(self) -> None:
-        self.audit = MemoryAuditSink()
+        self.audit = ChainedAudit(SqlAuditRepository(Store.open(":memory:")), b"k" * 32)
         steps = call_path(self.registry, audit=self.audit)
         self.executor = Executor(self.registry, {"python": self.runtime}, steps=steps)
 
