@@ -10,7 +10,8 @@ before the service starts: the service then loads them exactly as it would after
 restart, and embeds nothing. Queries are real DEV queries, embedded at search time.
 
 Up to 20k plugins the registry and the vectors live in a temporary SQLite store (the
-default path); above that in memory, to keep the build within a couple of minutes.
+default path); above that in an in-memory SQLite store, to keep the build within a couple
+of minutes.
 """
 
 from __future__ import annotations

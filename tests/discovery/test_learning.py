@@ -292,6 +292,16 @@ def test_memory_survives_a_restart_through_the_store_rows() -> None:
     assert again.remembered_count("fitness", "run") == 3
 
 
+def test_learning_given_no_repository_keeps_its_rows_in_a_store_of_its_own() -> None:
+    embedder = CountingEmbedder()
+    svc = DiscoveryService(wide_registry(), embedder, learning=Learning(embedder))
+    found = svc.search("is it going to snow in the Alps", subject="ana")
+    assert svc.feedback(found.search_id, "fitness", "run", subject="ana").recorded
+    (row,) = svc.learning.repository.rows(doc_id="fitness/run")
+    assert (row.subject, row.query) == ("ana", "is it going to snow in the Alps")
+    assert row.vector is not None and row.vector.shape == (embedder.dim,)
+
+
 def test_filters_still_apply_to_what_memory_lifts() -> None:
     svc = wide_service(quorum=1)
     found = svc.search("snow in the Alps", subject="ana")

@@ -84,6 +84,17 @@ def test_a_follower_lists_a_tools_ids_and_reads_only_the_rows_it_lacks(
     assert read[0].vector is not None and read[0].embedder == "m:3"
 
 
+def test_more_ids_and_tools_than_one_in_list_holds_are_all_read(
+    repo: RememberedRepository,
+) -> None:
+    made = [repo.add(row("ana", f"p/op{i}", "a")) for i in range(1200)]
+    ids = [m.id for m in made if m is not None]
+    assert repo.ids(f"p/op{i}" for i in range(1200)) == set(ids)
+    assert [r.id for r in repo.by_ids(reversed(ids))] == sorted(ids)
+    repo.delete(ids[1:])
+    assert repo.ids() == {ids[0]}
+
+
 def test_retention_keeps_the_newest_per_tool_and_forgets_old_ones() -> None:
     now = [1_000_000.0]
     rows = SqlRememberedRepository(Store.open(":memory:"), 32)

@@ -134,6 +134,16 @@ def test_a_restart_reuses_stored_vectors_and_embeds_nothing(tmp_path: Path) -> N
         assert again.search("company news")[0].plugin_id == "stocks"
 
 
+def test_a_service_given_no_vectors_keeps_them_in_a_store_of_its_own() -> None:
+    embedder = CountingEmbedder()
+    svc = DiscoveryService(registry(), embedder)
+    assert svc.start().embedded == 13
+    done = embedder.texts
+    assert svc.start().embedded == 0  # the second build reuses what the first stored
+    assert embedder.texts == done
+    assert len(svc.vectors.doc_ids()) == 13
+
+
 def test_another_embedder_re_embeds_everything_and_replaces_the_vectors() -> None:
     reg = registry()
     vectors = SqlVectorRepository(Store.open(":memory:"))
