@@ -4,10 +4,12 @@ identity."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
+from sqlalchemy import select
 from sqlalchemy.engine import URL
 
 from plugyard.discovery.vector_store import (
@@ -19,6 +21,7 @@ from plugyard.discovery.vector_store import (
 )
 from plugyard.store import testing
 from plugyard.store.rawdb import raw_db
+from plugyard.store.schema import vectors as table
 from plugyard.store.store import Store
 
 
@@ -72,6 +75,16 @@ def test_a_row_of_the_wrong_width_is_not_trusted(tmp_path: Path) -> None:
         with raw_db(store).write() as tx:
             tx.execute("UPDATE vectors SET vector = :v", {"v": b"\x00\x01"})
         assert sql.load("e:2") == {}
+
+
+def test_a_save_is_stamped_with_the_stores_clock_as_the_schema_reads_it(
+    database_url: str,
+) -> None:
+    at = datetime(2026, 11, 27, 10, 30, 15, 123456, tzinfo=UTC)
+    with Store.open(database_url, clock=lambda: at) as store:
+        SqlVectorRepository(store).save("e:2", [StoredVector("p", "p", "h", vec(1, 0))])
+        with store.reading() as conn:
+            assert conn.execute(select(table.c.updated_at)).scalar_one() == at
 
 
 def test_bytes_are_little_endian_float32() -> None:
