@@ -8,8 +8,8 @@ SDK's in-process client, and LangChain's ``StructuredTool.invoke`` — one trivi
 plugyard's path is a bare yard's: the steps ``resolve → budget → validate`` (registry
 lookup, availability and budget, parameter validation), the deadline, the in-process
 Python runtime, output validation, size check and the result envelope. Two more rows
-add one step each: an in-memory audit event (what every call of a bare executor paid
-before the call path became a list of steps), and a user's step that does nothing.
+add one step each: an audit event on the hash chain in an in-memory store (the audit of
+``Governance.in_memory()``), and a user's step that does nothing.
 """
 
 from __future__ import annotations
@@ -27,11 +27,13 @@ from _timing import median_per_call
 from plugyard.execution.executor import CallRequest, Executor
 from plugyard.execution.result import Result
 from plugyard.execution.steps import StepBase, StepView
-from plugyard.governance.audit.event import MemoryAuditSink
+from plugyard.governance.audit.chain import ChainedAudit
 from plugyard.governance.audit.step import AuditStep
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import Outcome
 from plugyard.runtimes.python import InProcessRuntime, definition_of, tool
+from plugyard.store.audit import SqlAuditRepository
+from plugyard.store.store import Store
 from plugyard.yard.steps import Placement, with_step
 
 ROUNDS = 15
@@ -116,8 +118,9 @@ async def run(calls: int) -> dict[str, Any]:
     rows["plugyard executor (full path)"] = await timed_median(via_plugyard, calls)
 
     audited = build_plugyard()
-    audited.steps = [AuditStep(MemoryAuditSink()), *audited.steps]
-    rows["plugyard executor + in-memory audit step"] = await timed_median(
+    chain = ChainedAudit(SqlAuditRepository(Store.open(":memory:")), b"k" * 32)
+    audited.steps = [AuditStep(chain), *audited.steps]
+    rows["plugyard executor + audit step (chain, in-memory store)"] = await timed_median(
         lambda: audited.call(request), calls
     )
     stepped = build_plugyard()

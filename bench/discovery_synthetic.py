@@ -10,7 +10,8 @@ before the service starts: the service then loads them exactly as it would after
 restart, and embeds nothing. Queries are real DEV queries, embedded at search time.
 
 Up to 20k plugins the registry and the vectors live in a temporary SQLite store (the
-default path); above that in memory, to keep the build within a couple of minutes.
+default path); above that in an in-memory SQLite store, to keep the build within a couple
+of minutes.
 """
 
 from __future__ import annotations
@@ -25,10 +26,9 @@ import numpy as np
 
 from plugyard.discovery import catalog
 from plugyard.discovery.learning import Learning
-from plugyard.discovery.remembered import MemoryRememberedRepository, Remembered
+from plugyard.discovery.remembered import Remembered, SqlRememberedRepository
 from plugyard.discovery.service import DiscoveryService
 from plugyard.discovery.vector_store import (
-    MemoryVectorRepository,
     SqlVectorRepository,
     StoredVector,
     VectorRepository,
@@ -81,11 +81,11 @@ def _remembered(
     mix: np.random.Generator,
     identity: str,
     per_plugin: int = REMEMBERED,
-) -> MemoryRememberedRepository:
+) -> SqlRememberedRepository:
     """``per_plugin`` requests per plugin (at most MAX_REMEMBERED in all), as a restart finds
     them in the store: vectors cached under the embedder's identity, each tool taught by
     enough subjects to count. Texts are placeholders; vectors are mixed as above."""
-    rows = MemoryRememberedRepository()
+    rows = SqlRememberedRepository(Store.open(":memory:"), pool.shape[1])
     per = 0 if per_plugin <= 0 else max(1, min(per_plugin, MAX_REMEMBERED // max(1, len(plugins))))
     for p in plugins:
         for j in range(per):
@@ -132,7 +132,7 @@ def measure(
         vectors = SqlVectorRepository(store)
     else:
         registry = Registry()  # its rows in an in-memory store
-        vectors = MemoryVectorRepository()
+        vectors = SqlVectorRepository(Store.open(":memory:"))
     # In chunks, so one batch's rows and events stay a bounded size.
     for start in range(0, n, 2000):
         registry.register_many(plugins[start : start + 2000])

@@ -7,7 +7,7 @@ from typing import Any
 
 from plugyard.discovery.embedders import HashingEmbedder, Vectors
 from plugyard.discovery.service import DiscoveryService
-from plugyard.discovery.vector_store import MemoryVectorRepository, VectorRepository
+from plugyard.discovery.vector_store import VectorRepository
 from plugyard.manifest.model import PluginDescriptor
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
@@ -102,7 +102,7 @@ def service(
     svc = DiscoveryService(
         reg if reg is not None else registry(),
         embedder or CountingEmbedder(),
-        vectors if vectors is not None else MemoryVectorRepository(),
+        vectors,
     )
     svc.start()
     return svc

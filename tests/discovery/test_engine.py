@@ -1,10 +1,12 @@
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 
 from plugyard.discovery import documents, fusion
-from plugyard.discovery.candidates import MemoryDenseSource, Scope
+from plugyard.discovery.candidates import Scope
 from plugyard.discovery.documents import Document, from_mapping
-from plugyard.discovery.embedders import HashingEmbedder
+from plugyard.discovery.embedders import HashingEmbedder, Vectors
 from plugyard.discovery.engine import HybridIndex
 from plugyard.discovery.fusion import decompose
 
@@ -124,12 +126,29 @@ def test_ann_path_agrees_with_exact_path() -> None:
         assert scores == pytest.approx([m.score for m in exact.search(q, k=5)], abs=1e-4)
 
 
+class ExactSource:
+    """A dense source doing exact search over vectors held here, the scope applied to doc
+    ids only (what pgvector answers, without a server)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, Vectors] = {}
+
+    def nearest(self, query: Vectors, k: int, scope: Scope) -> Sequence[str]:
+        allowed = scope.entries() if scope.entries is not None else None
+        scored = [
+            (float(vector @ query), doc_id)
+            for doc_id, vector in self.rows.items()
+            if allowed is None or doc_id in allowed
+        ]
+        return [doc_id for _, doc_id in sorted(scored, reverse=True)[:k]]
+
+
 def test_a_dense_source_replaces_the_graph_and_gets_the_scope() -> None:
     docs = [
         Document(f"d{i}", f"tool {i}", f"handles topic{i % 37} and topic{(i * 7) % 41} tasks")
         for i in range(400)
     ]
-    source = MemoryDenseSource()
+    source = ExactSource()
     exact = HybridIndex(HashingEmbedder(dim=128), ann_threshold=10_000)
     sourced = HybridIndex(HashingEmbedder(dim=128), ann_threshold=100, dense_source=source)
     exact.upsert(docs)

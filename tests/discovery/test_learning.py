@@ -10,13 +10,13 @@ import pytest
 
 from plugyard.discovery.learning import Learning, LearningSettings
 from plugyard.discovery.query import Filters, Matches
-from plugyard.discovery.remembered import MemoryRememberedRepository
+from plugyard.discovery.remembered import SqlRememberedRepository
 from plugyard.discovery.service import DiscoveryService
-from plugyard.discovery.vector_store import MemoryVectorRepository
 from plugyard.errors import PlugyardError
 from plugyard.manifest.model import PluginDescriptor
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
+from plugyard.store.store import Store
 
 from .sample_catalog import CountingEmbedder, registered, registry, service
 
@@ -85,8 +85,8 @@ def wide_registry(examples: bool = True) -> Registry:
 
 def wide_service(**settings: Any) -> DiscoveryService:
     embedder = CountingEmbedder()
-    learning = Learning(embedder, MemoryRememberedRepository(), LearningSettings(**settings))
-    svc = DiscoveryService(wide_registry(), embedder, MemoryVectorRepository(), learning)
+    learning = Learning(embedder, settings=LearningSettings(**settings))
+    svc = DiscoveryService(wide_registry(), embedder, learning=learning)
     svc.start()
     return svc
 
@@ -185,7 +185,7 @@ def test_a_search_id_expires() -> None:
     now = [1000.0]
     embedder = CountingEmbedder()
     learning = Learning(embedder, settings=LearningSettings(search_ttl_s=60), clock=lambda: now[0])
-    svc = DiscoveryService(wide_registry(), embedder, MemoryVectorRepository(), learning)
+    svc = DiscoveryService(wide_registry(), embedder, learning=learning)
     found = svc.search("snow", subject="ana")
     now[0] += 61
     with pytest.raises(PlugyardError) as raised:
@@ -280,7 +280,7 @@ def test_one_subject_flooding_feedback_cannot_push_a_tool_into_anothers_top_5() 
 
 def test_memory_survives_a_restart_through_the_store_rows() -> None:
     embedder = CountingEmbedder()
-    rows = MemoryRememberedRepository()
+    rows = SqlRememberedRepository(Store.open(":memory:"), embedder.dim)
     settings = LearningSettings(quorum=1)
     svc = DiscoveryService(wide_registry(), embedder, None, Learning(embedder, rows, settings))
     query = "is it going to snow in the Alps"
@@ -290,6 +290,16 @@ def test_memory_survives_a_restart_through_the_store_rows() -> None:
     again = DiscoveryService(wide_registry(), embedder, None, Learning(embedder, rows, settings))
     assert top(again, query, k=20).index("fitness") < rank
     assert again.remembered_count("fitness", "run") == 3
+
+
+def test_learning_given_no_repository_keeps_its_rows_in_a_store_of_its_own() -> None:
+    embedder = CountingEmbedder()
+    svc = DiscoveryService(wide_registry(), embedder, learning=Learning(embedder))
+    found = svc.search("is it going to snow in the Alps", subject="ana")
+    assert svc.feedback(found.search_id, "fitness", "run", subject="ana").recorded
+    (row,) = svc.learning.repository.rows(doc_id="fitness/run")
+    assert (row.subject, row.query) == ("ana", "is it going to snow in the Alps")
+    assert row.vector is not None and row.vector.shape == (embedder.dim,)
 
 
 def test_filters_still_apply_to_what_memory_lifts() -> None:

@@ -16,7 +16,6 @@ import pytest
 from plugyard.discovery.learning import Learning, LearningSettings
 from plugyard.discovery.remembered import TOPIC, SqlRememberedRepository
 from plugyard.discovery.service import DiscoveryService
-from plugyard.discovery.vector_store import MemoryVectorRepository
 from plugyard.store.changes import Retention, SqlChangeLog
 from plugyard.store.store import Store
 from plugyard.store.watch import ChangeWatcher, Polling
@@ -56,7 +55,7 @@ def replicas(database_url: str) -> Iterator[Any]:
         embedder = CountingEmbedder()
         repository = SqlRememberedRepository(store, embedder.dim)
         learning = Learning(embedder, repository, LearningSettings(**settings))
-        svc = DiscoveryService(wide_registry(), embedder, MemoryVectorRepository(), learning)
+        svc = DiscoveryService(wide_registry(), embedder, learning=learning)
         changes = SqlChangeLog(store)
         # Driven by hand (catch_up): the polling thread is never started.
         watcher = ChangeWatcher(

@@ -1,5 +1,5 @@
-"""Remembered requests in the store (SQLite, PostgreSQL) and in memory: one row per
-subject, tool and request, cached vectors, and forgetting by plugin, tool or age."""
+"""Remembered requests in the store (SQLite in memory or in a file, PostgreSQL): one row
+per subject, tool and request, cached vectors, and forgetting by plugin, tool or age."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from sqlalchemy.engine import URL
 from plugyard.discovery.embedders import HashingEmbedder
 from plugyard.discovery.learning import Learning, LearningSettings
 from plugyard.discovery.remembered import (
-    MemoryRememberedRepository,
     Remembered,
     RememberedRepository,
     SqlRememberedRepository,
@@ -25,9 +24,8 @@ from plugyard.store.store import Store
 @pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def repo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RememberedRepository]:
     if request.param == "memory":
-        yield MemoryRememberedRepository()
-        return
-    if request.param == "sqlite":
+        target = ":memory:"
+    elif request.param == "sqlite":
         target = str(tmp_path / "r.db")
     else:
         database: URL = request.getfixturevalue("postgres_database")
@@ -86,9 +84,20 @@ def test_a_follower_lists_a_tools_ids_and_reads_only_the_rows_it_lacks(
     assert read[0].vector is not None and read[0].embedder == "m:3"
 
 
+def test_more_ids_and_tools_than_one_in_list_holds_are_all_read(
+    repo: RememberedRepository,
+) -> None:
+    made = [repo.add(row("ana", f"p/op{i}", "a")) for i in range(1200)]
+    ids = [m.id for m in made if m is not None]
+    assert repo.ids(f"p/op{i}" for i in range(1200)) == set(ids)
+    assert [r.id for r in repo.by_ids(reversed(ids))] == sorted(ids)
+    repo.delete(ids[1:])
+    assert repo.ids() == {ids[0]}
+
+
 def test_retention_keeps_the_newest_per_tool_and_forgets_old_ones() -> None:
     now = [1_000_000.0]
-    rows = MemoryRememberedRepository()
+    rows = SqlRememberedRepository(Store.open(":memory:"), 32)
     learning = Learning(
         HashingEmbedder(dim=32),
         rows,

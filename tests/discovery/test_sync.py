@@ -9,7 +9,7 @@ from pathlib import Path
 from plugyard.discovery.embedders import HashingEmbedder, Vectors
 from plugyard.discovery.index import BATCH, MANY, SyncedIndex
 from plugyard.discovery.service import DiscoveryService
-from plugyard.discovery.vector_store import MemoryVectorRepository, SqlVectorRepository
+from plugyard.discovery.vector_store import SqlVectorRepository
 from plugyard.manifest.model import PluginDescriptor
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
@@ -84,7 +84,7 @@ def test_an_unchanged_registration_embeds_nothing() -> None:
 def test_a_changed_plugin_is_re_embedded_and_found_by_its_new_text() -> None:
     embedder = CountingEmbedder()
     reg = registry()
-    vectors = MemoryVectorRepository()
+    vectors = SqlVectorRepository(Store.open(":memory:"))
     svc = service(reg, embedder, vectors)
     before = svc.index.hashes()
     stored_before = vectors.load(embedder.identity)
@@ -99,7 +99,7 @@ def test_a_changed_plugin_is_re_embedded_and_found_by_its_new_text() -> None:
 
 def test_a_removed_plugin_takes_its_operation_entries_and_vectors_along() -> None:
     reg = registry()
-    vectors = MemoryVectorRepository()
+    vectors = SqlVectorRepository(Store.open(":memory:"))
     svc = service(reg, vectors=vectors)
     reg.unregister("weather")
     assert not any(d.startswith("weather") for d in entries(svc))
@@ -134,9 +134,19 @@ def test_a_restart_reuses_stored_vectors_and_embeds_nothing(tmp_path: Path) -> N
         assert again.search("company news")[0].plugin_id == "stocks"
 
 
+def test_a_service_given_no_vectors_keeps_them_in_a_store_of_its_own() -> None:
+    embedder = CountingEmbedder()
+    svc = DiscoveryService(registry(), embedder)
+    assert svc.start().embedded == 13
+    done = embedder.texts
+    assert svc.start().embedded == 0  # the second build reuses what the first stored
+    assert embedder.texts == done
+    assert len(svc.vectors.doc_ids()) == 13
+
+
 def test_another_embedder_re_embeds_everything_and_replaces_the_vectors() -> None:
     reg = registry()
-    vectors = MemoryVectorRepository()
+    vectors = SqlVectorRepository(Store.open(":memory:"))
     small = HashingEmbedder(dim=64)
     service(reg, small, vectors).close()
     assert vectors.embedders() == {small.identity}
@@ -160,7 +170,7 @@ def test_a_rebuild_embeds_everything_again_and_reports_progress() -> None:
 
 
 def test_vectors_of_plugins_gone_while_stopped_are_deleted_at_start() -> None:
-    vectors = MemoryVectorRepository()
+    vectors = SqlVectorRepository(Store.open(":memory:"))
     service(registry(), vectors=vectors).close()
     service(registry("weather"), vectors=vectors)
     assert vectors.doc_ids() == {"weather", "weather/forecast", "weather/current"}

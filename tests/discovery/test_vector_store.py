@@ -1,17 +1,18 @@
-"""Vectors kept in the store (SQLite, PostgreSQL) and in memory, by embedder identity."""
+"""Vectors kept in the store (SQLite in memory or in a file, PostgreSQL), by embedder
+identity."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select
 from sqlalchemy.engine import URL
 
 from plugyard.discovery.vector_store import (
-    MemoryVectorRepository,
     SqlVectorRepository,
     StoredVector,
     VectorRepository,
@@ -19,6 +20,7 @@ from plugyard.discovery.vector_store import (
     to_bytes,
 )
 from plugyard.store import testing
+from plugyard.store.rawdb import raw_db
 from plugyard.store.schema import vectors as table
 from plugyard.store.store import Store
 
@@ -26,9 +28,8 @@ from plugyard.store.store import Store
 @pytest.fixture(params=["memory", "sqlite", "postgresql"])
 def repo(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorRepository]:
     if request.param == "memory":
-        yield MemoryVectorRepository()
-        return
-    if request.param == "sqlite":
+        target = ":memory:"
+    elif request.param == "sqlite":
         target = str(tmp_path / "v.db")
     else:
         database: URL = request.getfixturevalue("postgres_database")
@@ -62,7 +63,7 @@ def test_saving_again_overwrites_by_doc_id(repo: VectorRepository) -> None:
 
 def test_delete_removes_only_the_named_rows(repo: VectorRepository) -> None:
     rows = [StoredVector(f"d{i}", "p", "h", vec(i, 1)) for i in range(1200)]
-    repo.save("e:2", rows)  # more than one INSERT chunk
+    repo.save("e:2", rows)
     repo.delete([f"d{i}" for i in range(1, 1200)] + ["missing"])
     assert repo.doc_ids() == {"d0"}
 
@@ -71,9 +72,19 @@ def test_a_row_of_the_wrong_width_is_not_trusted(tmp_path: Path) -> None:
     with Store.open(tmp_path / "v.db") as store:
         sql = SqlVectorRepository(store)
         sql.save("e:2", [StoredVector("p", "p", "h", vec(1, 0))])
-        with store.writing() as conn:
-            conn.execute(update(table).values(vector=b"\x00\x01"))
+        with raw_db(store).write() as tx:
+            tx.execute("UPDATE vectors SET vector = :v", {"v": b"\x00\x01"})
         assert sql.load("e:2") == {}
+
+
+def test_a_save_is_stamped_with_the_stores_clock_as_the_schema_reads_it(
+    database_url: str,
+) -> None:
+    at = datetime(2026, 11, 27, 10, 30, 15, 123456, tzinfo=UTC)
+    with Store.open(database_url, clock=lambda: at) as store:
+        SqlVectorRepository(store).save("e:2", [StoredVector("p", "p", "h", vec(1, 0))])
+        with store.reading() as conn:
+            assert conn.execute(select(table.c.updated_at)).scalar_one() == at
 
 
 def test_bytes_are_little_endian_float32() -> None:

@@ -12,10 +12,12 @@ import pytest
 from plugyard.errors import CallError
 from plugyard.execution.executor import CallRequest, Executor, Limits
 from plugyard.execution.result import Result
-from plugyard.governance.audit.event import MemoryAuditSink
+from plugyard.governance.audit.chain import ChainedAudit
 from plugyard.governance.policy.base import Decision
 from plugyard.manifest.model import Operation
 from plugyard.runtimes.base import CallContext, Outcome, Progress
+from plugyard.store.audit import SqlAuditRepository
+from plugyard.store.store import Store
 from plugyard.types import Caller
 from plugyard.yard.steps import call_path
 
@@ -259,9 +261,10 @@ def test_budget_below_max_llm_calls_skips_the_plugin(
     assert result.error.code == "budget_exceeded"
 
 
-def audited(executor: Executor, table: Table) -> MemoryAuditSink:
-    """``executor`` with an audit step (in memory) around its call path."""
-    sink = MemoryAuditSink()
+def audited(executor: Executor, table: Table) -> ChainedAudit:
+    """``executor`` with an audit step (the chain on an in-memory store) around its call
+    path."""
+    sink = ChainedAudit(SqlAuditRepository(Store.open(":memory:")), b"k" * 32)
     executor.steps = call_path(table, audit=sink)
     return sink
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from plugyard.execution.executor import Executor
-from plugyard.governance.audit.event import MemoryAuditSink
+from plugyard.governance.audit.chain import ChainedAudit
 from plugyard.manifest.families import PLANNER_OUTCOME_SCHEMA
 from plugyard.reasoning.limits import Limits
 from plugyard.reasoning.service import ReasoningService
@@ -19,6 +19,7 @@ from plugyard.reasoning.store_sql import SqlOutcomeStore, SqlSessionStore
 from plugyard.registry.model import RegisteredPlugin
 from plugyard.registry.registry import Registry
 from plugyard.runtimes.python import InProcessRuntime, plugin
+from plugyard.store.audit import SqlAuditRepository
 from plugyard.store.store import Store
 from plugyard.yard.steps import call_path
 
@@ -46,7 +47,7 @@ class Lab:
         self.sessions = SqlSessionStore(self.store)
         self.outcomes = SqlOutcomeStore(self.store)
         weakref.finalize(self, self.store.close)  # tests make labs without closing them
-        self.audit = MemoryAuditSink()
+        self.audit = ChainedAudit(SqlAuditRepository(self.store), b"k" * 32)
         steps = call_path(self.registry, audit=self.audit)
         self.executor = Executor(self.registry, {"python": self.runtime}, steps=steps)
 

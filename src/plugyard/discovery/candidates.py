@@ -40,20 +40,3 @@ class DenseSource(Protocol):
     order: the engine re-scores them)."""
 
     def nearest(self, query: Vectors, k: int, scope: Scope) -> Sequence[str]: ...
-
-
-class MemoryDenseSource:
-    """Exact search over vectors held here, with the scope applied to doc ids only
-    (tests, and the contract a database source has to equal)."""
-
-    def __init__(self) -> None:
-        self.rows: dict[str, Vectors] = {}
-
-    def nearest(self, query: Vectors, k: int, scope: Scope) -> Sequence[str]:
-        allowed = scope.entries() if scope.entries is not None else None
-        scored = [
-            (float(vector @ query), doc_id)
-            for doc_id, vector in self.rows.items()
-            if allowed is None or doc_id in allowed
-        ]
-        return [doc_id for _, doc_id in sorted(scored, reverse=True)[:k]]

@@ -34,9 +34,9 @@ from plugyard.discovery.fusion import MEMORY_WEIGHT
 from plugyard.discovery.lexical import content_word_count, content_words
 from plugyard.discovery.memory import Cosines, MemoryChannel, Recall
 from plugyard.discovery.remembered import (
-    MemoryRememberedRepository,
     Remembered,
     RememberedRepository,
+    SqlRememberedRepository,
 )
 from plugyard.errors import PlugyardError
 from plugyard.manifest.model import PluginDescriptor
@@ -117,9 +117,11 @@ class Learning:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.embedder = embedder
-        self.repository: RememberedRepository = (
-            repository if repository is not None else MemoryRememberedRepository()
-        )
+        if repository is None:  # the rows live in an in-memory store of this memory's own
+            from plugyard.store.store import Store
+
+            repository = SqlRememberedRepository(Store.open(":memory:"), embedder.dim)
+        self.repository: RememberedRepository = repository
         self.settings = settings or LearningSettings()
         self._clock = clock
         self.channel = MemoryChannel(embedder.dim, weight=self.settings.weight)

@@ -58,6 +58,8 @@ def literal(vector: Vectors) -> str:
     return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
 
 
+# On the engine's pool, not the store's held connection (rawdb.py): concurrent searches
+# each take a connection, where the held one would queue them behind each other.
 class PgVectorIndex:
     """Vectors of one dimension in ``vector_index_<dim>``, cosine distance."""
 

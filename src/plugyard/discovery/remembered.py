@@ -1,5 +1,5 @@
-"""Where learned requests are kept: the store's ``remembered_requests`` table, or a list
-in memory (tests, benchmarks, hosts without persistence).
+"""Where learned requests are kept: the store's ``remembered_requests`` table (an
+in-memory store's for tests, benchmarks and hosts without persistence).
 
 A row is one subject's request accepted for one tool. The pair (subject, tool,
 normalised request) is unique, so the same feedback sent 10,000 times is one row.
@@ -11,18 +11,13 @@ new vector written back.
 from __future__ import annotations
 
 import hashlib
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from sqlalchemy import delete, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
 from plugyard.discovery.embedders import Vectors
 from plugyard.discovery.vector_store import from_bytes, to_bytes
-from plugyard.store.schema import remembered_requests as table
+from plugyard.store.rawdb import RawDb, raw_db
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -31,7 +26,7 @@ T = TypeVar("T")
 
 #: The change log topic naming a tool whose rows were added or deleted (migration 0014):
 #: what other replicas follow to learn together (Learning.reconcile).
-TOPIC = table.name
+TOPIC = "remembered_requests"
 
 
 def digest(query: str) -> str:
@@ -93,85 +88,34 @@ class RememberedRepository(Protocol):
     def save_vectors(self, embedder: str, vectors: Sequence[tuple[int, Vectors]]) -> None: ...
 
 
+_COLUMNS = "id, plugin_id, doc_id, subject, query, created_at, embedder, vector"
+_SELECT = f"SELECT {_COLUMNS} FROM remembered_requests"
+
+
+def _in(column: str, values: Sequence[object]) -> tuple[str, dict[str, object]]:
+    """``column IN (…)`` over ``values`` (at most :data:`_PART` of them) and its
+    parameters."""
+    names = [f"v{i}" for i in range(len(values))]
+    placeholders = ", ".join(f":{n}" for n in names)
+    return f"{column} IN ({placeholders})", dict(zip(names, values, strict=True))
+
+
+#: Values in one ``IN`` list: under SQLite's bound-parameter limit with room to spare.
+_PART = 500
+
+
 def _parts(items: Sequence[T]) -> Iterator[Sequence[T]]:
     """An ``IN`` list in pieces a database takes."""
-    for start in range(0, len(items), 500):
-        yield items[start : start + 500]
-
-
-class MemoryRememberedRepository:
-    def __init__(self) -> None:
-        self._rows: dict[int, Remembered] = {}
-        self._once: dict[tuple[str, str, str], int] = {}  # (subject, tool, digest) -> id
-        self._next = 1
-        self._lock = threading.Lock()
-
-    def add(self, row: Remembered) -> Remembered | None:
-        once = (row.subject, row.doc_id, digest(row.query))
-        with self._lock:
-            if once in self._once:
-                return None
-            made = replace(row, id=self._next)
-            self._rows[made.id] = made
-            self._once[once] = made.id
-            self._next += 1
-            return made
-
-    def count(self, subject: str, doc_id: str) -> int:
-        with self._lock:
-            return sum(1 for r in self._rows.values() if (r.subject, r.doc_id) == (subject, doc_id))
-
-    def remove(self, subject: str, doc_id: str, query: str) -> list[int]:
-        with self._lock:
-            found = self._once.get((subject, doc_id, digest(query)))
-        gone = [] if found is None else [found]
-        self.delete(gone)
-        return gone
-
-    def rows(self, plugin_id: str | None = None, doc_id: str | None = None) -> list[Remembered]:
-        with self._lock:
-            return [
-                r
-                for r in sorted(self._rows.values(), key=lambda r: r.id)
-                if (plugin_id is None or r.plugin_id == plugin_id)
-                and (doc_id is None or r.doc_id == doc_id)
-            ]
-
-    def delete(self, ids: Iterable[int]) -> None:
-        with self._lock:
-            for i in ids:
-                gone = self._rows.pop(i, None)
-                if gone is not None:
-                    del self._once[(gone.subject, gone.doc_id, digest(gone.query))]
-
-    def ids(self, doc_ids: Iterable[str] | None = None) -> set[int]:
-        tools = None if doc_ids is None else set(doc_ids)
-        with self._lock:
-            return {r.id for r in self._rows.values() if tools is None or r.doc_id in tools}
-
-    def by_ids(self, ids: Iterable[int]) -> list[Remembered]:
-        with self._lock:
-            return [self._rows[i] for i in sorted(set(ids)) if i in self._rows]
-
-    def created_before(self, cutoff: float) -> list[int]:
-        with self._lock:
-            return [r.id for r in self._rows.values() if r.created_at < cutoff]
-
-    def delete_plugin(self, plugin_id: str, doc_id: str | None = None) -> list[int]:
-        gone = [r.id for r in self.rows(plugin_id, doc_id)]
-        self.delete(gone)
-        return gone
-
-    def save_vectors(self, embedder: str, vectors: Sequence[tuple[int, Vectors]]) -> None:
-        with self._lock:
-            for i, vector in vectors:
-                if i in self._rows:
-                    self._rows[i] = replace(self._rows[i], embedder=embedder, vector=vector)
+    for start in range(0, len(items), _PART):
+        yield items[start : start + _PART]
 
 
 class SqlRememberedRepository:
+    """The ``remembered_requests`` table, on SQLite or PostgreSQL (an in-memory store for
+    a host without persistence)."""
+
     def __init__(self, store: Store, dim: int) -> None:
-        self._store = store
+        self._db: RawDb = raw_db(store)
         self._dim = dim
 
     def add(self, row: Remembered) -> Remembered | None:
@@ -185,88 +129,89 @@ class SqlRememberedRepository:
             "embedder": row.embedder,
             "vector": to_bytes(row.vector) if row.vector is not None else None,
         }
-        with self._store.writing() as conn:
-            insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-            made = conn.execute(
-                insert(table).values(values).on_conflict_do_nothing().returning(table.c.id)
-            ).scalar_one_or_none()
-        return None if made is None else replace(row, id=int(made))
+        with self._db.write() as tx:
+            made = tx.one(
+                "INSERT INTO remembered_requests (plugin_id, doc_id, subject, query, digest, "
+                "created_at, embedder, vector) VALUES (:plugin_id, :doc_id, :subject, :query, "
+                ":digest, :created_at, :embedder, :vector) ON CONFLICT DO NOTHING RETURNING id",
+                values,
+            )
+        return None if made is None else replace(row, id=int(made[0]))
 
     def count(self, subject: str, doc_id: str) -> int:
-        query = select(func.count()).where(table.c.subject == subject, table.c.doc_id == doc_id)
-        with self._store.reading() as conn:
-            return int(conn.execute(query).scalar_one())
+        with self._db.read() as tx:
+            found = tx.one(
+                "SELECT count(*) FROM remembered_requests WHERE subject = :s AND doc_id = :d",
+                {"s": subject, "d": doc_id},
+            )
+        return int(found[0]) if found is not None else 0
 
     def remove(self, subject: str, doc_id: str, query: str) -> list[int]:
-        where = (
-            table.c.subject == subject,
-            table.c.doc_id == doc_id,
-            table.c.digest == digest(query),
+        return self._delete_returning(
+            "subject = :s AND doc_id = :d AND digest = :h",
+            {"s": subject, "d": doc_id, "h": digest(query)},
         )
-        with self._store.writing() as conn:
-            gone = [int(i) for (i,) in conn.execute(select(table.c.id).where(*where))]
-            conn.execute(delete(table).where(*where))
-        return gone
 
     def rows(self, plugin_id: str | None = None, doc_id: str | None = None) -> list[Remembered]:
-        query = select(table).order_by(table.c.id)
-        if plugin_id is not None:
-            query = query.where(table.c.plugin_id == plugin_id)
-        if doc_id is not None:
-            query = query.where(table.c.doc_id == doc_id)
-        with self._store.reading() as conn:
-            return [self._row(r) for r in conn.execute(query)]
+        where = [f"{name} = :{name}" for name, value in (("plugin_id", plugin_id),
+                 ("doc_id", doc_id)) if value is not None]  # fmt: skip
+        sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+        with self._db.read() as tx:
+            found = tx.all(sql, {"plugin_id": plugin_id, "doc_id": doc_id})
+        return [self._row(r) for r in found]
 
-    def _row(self, r: Any) -> Remembered:
-        vector = from_bytes(bytes(r.vector), self._dim) if r.vector is not None else None
-        return Remembered(int(r.id), r.plugin_id, r.doc_id, r.subject, r.query,
-                          float(r.created_at), r.embedder, vector)  # fmt: skip
+    def _row(self, r: tuple[Any, ...]) -> Remembered:
+        id_, plugin_id, doc_id, subject, query, created_at, embedder, data = r
+        vector = from_bytes(bytes(data), self._dim) if data is not None else None
+        return Remembered(int(id_), plugin_id, doc_id, subject, query, float(created_at),
+                          embedder, vector)  # fmt: skip
 
     def ids(self, doc_ids: Iterable[str] | None = None) -> set[int]:
-        if doc_ids is None:
-            with self._store.reading() as conn:
-                return {int(i) for (i,) in conn.execute(select(table.c.id))}
-        tools, found = sorted(set(doc_ids)), set[int]()
-        with self._store.reading() as conn:
-            for part in _parts(tools):
-                query = select(table.c.id).where(table.c.doc_id.in_(part))
-                found.update(int(i) for (i,) in conn.execute(query))
+        found = set[int]()
+        with self._db.read() as tx:
+            if doc_ids is None:
+                return {int(i) for (i,) in tx.all("SELECT id FROM remembered_requests")}
+            for part in _parts(sorted(set(doc_ids))):
+                where, params = _in("doc_id", part)
+                rows = tx.all(f"SELECT id FROM remembered_requests WHERE {where}", params)
+                found.update(int(i) for (i,) in rows)
         return found
 
     def by_ids(self, ids: Iterable[int]) -> list[Remembered]:
         found: list[Remembered] = []
-        with self._store.reading() as conn:
+        with self._db.read() as tx:
             for part in _parts(sorted(set(ids))):
-                query = select(table).where(table.c.id.in_(part))
-                found.extend(self._row(r) for r in conn.execute(query))
+                where, params = _in("id", part)
+                found.extend(self._row(r) for r in tx.all(f"{_SELECT} WHERE {where}", params))
         return sorted(found, key=lambda r: r.id)
 
     def delete(self, ids: Iterable[int]) -> None:
-        with self._store.writing() as conn:
-            for part in _parts(list(ids)):
-                conn.execute(delete(table).where(table.c.id.in_(part)))
+        gone = [(i,) for i in ids]
+        if gone:
+            with self._db.write() as tx:
+                tx.execute_many("DELETE FROM remembered_requests WHERE id = ?", gone)
 
     def created_before(self, cutoff: float) -> list[int]:
-        query = select(table.c.id).where(table.c.created_at < cutoff)
-        with self._store.reading() as conn:
-            return [int(i) for (i,) in conn.execute(query)]
+        with self._db.read() as tx:
+            found = tx.all(
+                "SELECT id FROM remembered_requests WHERE created_at < :c", {"c": cutoff}
+            )
+        return [int(i) for (i,) in found]
 
     def delete_plugin(self, plugin_id: str, doc_id: str | None = None) -> list[int]:
-        where = [table.c.plugin_id == plugin_id]
-        if doc_id is not None:
-            where.append(table.c.doc_id == doc_id)
-        with self._store.writing() as conn:
-            gone = [int(i) for (i,) in conn.execute(select(table.c.id).where(*where))]
-            conn.execute(delete(table).where(*where))
-        return gone
+        where = "plugin_id = :p" if doc_id is None else "plugin_id = :p AND doc_id = :d"
+        return self._delete_returning(where, {"p": plugin_id, "d": doc_id})
 
     def save_vectors(self, embedder: str, vectors: Sequence[tuple[int, Vectors]]) -> None:
         if not vectors:
             return
-        with self._store.writing() as conn:
-            for i, vector in vectors:
-                conn.execute(
-                    update(table)
-                    .where(table.c.id == i)
-                    .values(embedder=embedder, vector=to_bytes(vector))
-                )
+        with self._db.write() as tx:
+            tx.execute_many(
+                "UPDATE remembered_requests SET embedder = ?, vector = ? WHERE id = ?",
+                [(embedder, to_bytes(vector), i) for i, vector in vectors],
+            )
+
+    def _delete_returning(self, where: str, params: dict[str, Any]) -> list[int]:
+        with self._db.write() as tx:
+            gone = tx.all(f"DELETE FROM remembered_requests WHERE {where} RETURNING id", params)
+        return sorted(int(i) for (i,) in gone)

@@ -34,7 +34,7 @@ from plugyard.discovery.query import (
     check_k,
     check_query,
 )
-from plugyard.discovery.vector_store import MemoryVectorRepository, VectorRepository
+from plugyard.discovery.vector_store import SqlVectorRepository, VectorRepository
 from plugyard.errors import ExportError, NotFoundError
 from plugyard.manifest.exporters import functions
 from plugyard.manifest.exporters.openai_strict import strict_tools
@@ -62,9 +62,11 @@ class DiscoveryService:
         self.embedder = embedder
         #: Memory of what answered which request (learning.py, docs/discovery.md).
         self.learning = learning if learning is not None else Learning(embedder)
-        self.vectors: VectorRepository = (
-            vectors if vectors is not None else MemoryVectorRepository()
-        )
+        if vectors is None:  # the rows live in an in-memory store of this service's own
+            from plugyard.store.store import Store
+
+            vectors = SqlVectorRepository(Store.open(":memory:"))
+        self.vectors: VectorRepository = vectors
         self._options = engine_options
         self._index: SyncedIndex | None = None
         self._lock = threading.Lock()

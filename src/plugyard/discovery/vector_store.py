@@ -1,5 +1,5 @@
 """Where the discovery index keeps its vectors between runs: the store's ``vectors``
-table, or a dictionary in memory (tests, benchmarks, hosts without persistence).
+table (an in-memory store's for tests, benchmarks and hosts without persistence).
 
 A vector is only worth loading if the same text was embedded by the same model, so
 each row carries the entry's content hash and the embedder's identity. :meth:`load`
@@ -9,26 +9,18 @@ the hash still matches, and everything else is embedded again and overwritten.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-from sqlalchemy import delete, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import Connection
 
 from plugyard.discovery.embedders import Vectors
-from plugyard.store.schema import vectors as table
+from plugyard.store.rawdb import RawDb, raw_db
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
-
-# Rows per INSERT statement: large enough to amortise the round trip, small enough to
-# stay under SQLite's bound-parameter limit (7 columns x 500 = 3500 < 32766).
-_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,107 +65,70 @@ def from_bytes(data: bytes, dim: int) -> Vectors | None:
     return np.frombuffer(data, dtype="<f4").astype(np.float32)
 
 
-class MemoryVectorRepository:
-    """The same contract in process memory."""
-
-    def __init__(self) -> None:
-        self._rows: dict[str, tuple[str, StoredVector]] = {}
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def load(self, embedder: str) -> Precomputed:
-        with self._lock:
-            return {
-                doc_id: (row.content_hash, row.vector.copy())
-                for doc_id, (who, row) in self._rows.items()
-                if who == embedder
-            }
-
-    def save(self, embedder: str, rows: Sequence[StoredVector]) -> None:
-        with self._lock:
-            for row in rows:
-                self._rows[row.doc_id] = (embedder, row)
-
-    def delete(self, doc_ids: Iterable[str]) -> None:
-        with self._lock:
-            for doc_id in doc_ids:
-                self._rows.pop(doc_id, None)
-
-    def doc_ids(self) -> set[str]:
-        with self._lock:
-            return set(self._rows)
-
-    def embedders(self) -> set[str]:
-        with self._lock:
-            return {who for who, _ in self._rows.values()}
-
-
 class SqlVectorRepository:
-    """The ``vectors`` table, on SQLite or PostgreSQL; read once when an index is
-    built, written only for entries that were (re-)embedded or removed."""
+    """The ``vectors`` table, on SQLite or PostgreSQL (an in-memory store for a host
+    without persistence); read once when an index is built, written only for entries
+    that were (re-)embedded or removed."""
 
     def __init__(self, store: Store) -> None:
-        self._store = store
+        self._db: RawDb = raw_db(store)
+        self._clock = store.clock
 
     def load(self, embedder: str) -> Precomputed:
-        query = select(table.c.doc_id, table.c.content_hash, table.c.dim, table.c.vector).where(
-            table.c.embedder == embedder
-        )
+        with self._db.read() as tx:
+            rows = tx.all(
+                "SELECT doc_id, content_hash, dim, vector FROM vectors WHERE embedder = :e",
+                {"e": embedder},
+            )
         out: Precomputed = {}
-        with self._store.reading() as conn:
-            for doc_id, content_hash, dim, data in conn.execute(query):
-                vector = from_bytes(bytes(data), int(dim))
-                if vector is not None:
-                    out[doc_id] = (content_hash, vector)
+        for doc_id, content_hash, dim, data in rows:
+            vector = from_bytes(bytes(data), int(dim))
+            if vector is not None:
+                out[doc_id] = (content_hash, vector)
         return out
 
     def save(self, embedder: str, rows: Sequence[StoredVector]) -> None:
         if not rows:
             return
-        now = self._store.clock()
+        now = _stamp(self._clock(), postgres=self._db.postgres)
         values = [
-            {
-                "doc_id": row.doc_id,
-                "plugin_id": row.plugin_id,
-                "content_hash": row.content_hash,
-                "embedder": embedder,
-                "dim": int(row.vector.shape[0]),
-                "vector": to_bytes(row.vector),
-                "updated_at": now,
-            }
+            (row.doc_id, row.plugin_id, row.content_hash, embedder, int(row.vector.shape[0]),
+             to_bytes(row.vector), now)
             for row in rows
-        ]
-        with self._store.writing() as conn:
-            for start in range(0, len(values), _CHUNK):
-                conn.execute(_upsert(conn), values[start : start + _CHUNK])
+        ]  # fmt: skip
+        with self._db.write() as tx:
+            tx.execute_many(_UPSERT, values)
 
     def delete(self, doc_ids: Iterable[str]) -> None:
-        ids = list(doc_ids)
+        ids = [(d,) for d in doc_ids]
         if not ids:
             return
-        with self._store.writing() as conn:
-            for start in range(0, len(ids), _CHUNK):
-                chunk = ids[start : start + _CHUNK]
-                conn.execute(delete(table).where(table.c.doc_id.in_(chunk)))
+        with self._db.write() as tx:
+            tx.execute_many("DELETE FROM vectors WHERE doc_id = ?", ids)
 
     def doc_ids(self) -> set[str]:
-        with self._store.reading() as conn:
-            return {d for (d,) in conn.execute(select(table.c.doc_id))}
+        with self._db.read() as tx:
+            return {d for (d,) in tx.all("SELECT doc_id FROM vectors")}
 
     def embedders(self) -> set[str]:
-        with self._store.reading() as conn:
-            return {e for (e,) in conn.execute(select(table.c.embedder).distinct())}
+        with self._db.read() as tx:
+            return {e for (e,) in tx.all("SELECT DISTINCT embedder FROM vectors")}
 
 
-def _upsert(conn: Connection) -> Any:
-    """One statement executed with many parameter sets: compiled once (and cached),
-    where a multi-row VALUES clause was compiled anew for every batch."""
-    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-    statement = insert(table)
-    changed = {
-        name: statement.excluded[name]
-        for name in ("plugin_id", "content_hash", "embedder", "dim", "vector", "updated_at")
-    }
-    return statement.on_conflict_do_update(index_elements=["doc_id"], set_=changed)
+_UPSERT = (
+    "INSERT INTO vectors (doc_id, plugin_id, content_hash, embedder, dim, vector, updated_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (doc_id) DO UPDATE SET "
+    "plugin_id = excluded.plugin_id, content_hash = excluded.content_hash, "
+    "embedder = excluded.embedder, dim = excluded.dim, vector = excluded.vector, "
+    "updated_at = excluded.updated_at"
+)
+
+
+def _stamp(at: datetime, *, postgres: bool) -> datetime | str:
+    """A value for a ``UtcDateTime`` column (store/schema.py): a timestamp with time zone
+    on PostgreSQL; on SQLite the naive UTC text SQLAlchemy's ``DateTime`` writes, so
+    rows read the same whichever way they were written."""
+    if at.tzinfo is None:
+        raise ValueError("naive datetime: the store keeps UTC timestamps only")
+    utc = at.astimezone(UTC)
+    return utc if postgres else utc.strftime("%Y-%m-%d %H:%M:%S.%f")

@@ -15,6 +15,7 @@ class PayloadStore(Protocol):
     def get(self, ref: str) -> bytes | None: ...
 
 
+# No repository's twin: no table holds payloads; a reference lasts while this process does.
 class MemoryPayloadStore:
     """Bounded by total bytes; the oldest payloads go first."""
 

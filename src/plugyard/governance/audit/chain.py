@@ -87,8 +87,8 @@ class Verification:
 class ChainedAudit:
     """An :class:`~plugyard.governance.audit.event.AuditSink` that writes the durable chain.
 
-    It also keeps this process's recent events in memory (iterable), like the memory
-    sink it replaces.
+    It also keeps this process's recent events in memory (iterable), read without a
+    query.
     """
 
     def __init__(self, repository: AuditRepository, key: bytes, *, recent: int = 1000) -> None:

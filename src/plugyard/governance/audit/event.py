@@ -1,11 +1,9 @@
-"""Audit events: one per call, emitted to a sink. The durable, hash-chained log comes
-with governance; the event already carries what it will need."""
+"""Audit events: one per call, emitted to a sink: the durable, hash-chained log
+(chain.py), on the yard's store or, with nothing to persist, an in-memory one."""
 
 from __future__ import annotations
 
 import hashlib
-from collections import deque
-from collections.abc import Iterator
 from typing import Any, NamedTuple, Protocol
 
 import msgspec
@@ -41,19 +39,3 @@ class AuditEvent(NamedTuple):
 
 class AuditSink(Protocol):
     def emit(self, event: AuditEvent) -> None: ...
-
-
-class MemoryAuditSink:
-    """Keeps the most recent events in memory (tests, the embedded default's console)."""
-
-    def __init__(self, maxlen: int = 10_000) -> None:
-        self._events: deque[AuditEvent] = deque(maxlen=maxlen)
-
-    def emit(self, event: AuditEvent) -> None:
-        self._events.append(event)
-
-    def __iter__(self) -> Iterator[AuditEvent]:
-        return iter(list(self._events))
-
-    def __len__(self) -> int:
-        return len(self._events)
