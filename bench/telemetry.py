@@ -96,7 +96,8 @@ class SdkOnly:
     """A ``trace`` step that asks of the SDK what plugyard's does, with constant
     attributes and none of plugyard's code: the floor of the SDK's cost in the call
     path, where it runs slower than in a loop of its own (the call path's own work
-    evicts the SDK's from the CPU's caches)."""
+    between spans, most likely through the CPU's caches: turning the garbage collector
+    off changes nothing)."""
 
     name = "trace"
 
