@@ -83,6 +83,31 @@ def test_concurrent_flows_each_keep_their_own_calls(otel: Recorded) -> None:
     assert sorted(by_parent.values(), key=sorted) == [{"a"}, {"b"}]
 
 
+def test_a_plugins_own_spans_are_siblings_of_its_call_under_the_flow(otel: Recorded) -> None:
+    # The call's span is built when the call ends, so it is never current while the
+    # plugin runs (docs/telemetry.md): what the plugin traces hangs under the flow.
+    table, runtime = Table(), FunctionRuntime()
+    table.add(descriptor("probe", Operation(id="run")))
+
+    def run() -> str:
+        with otel.telemetry.tracer.start_as_current_span("probe.work"):
+            return "done"
+
+    runtime.functions[("probe", "run")] = run
+    executor = Executor(table, {"python": runtime})
+
+    async def flow() -> None:
+        with flow_span("ask"):
+            assert (await executor.call(CallRequest("probe", "run", {}))).ok
+
+    asyncio.run(flow())
+    (parent,) = otel.spans("plugyard.ask")
+    (own,) = otel.spans("probe.work")
+    (call,) = otel.spans("execute_tool")
+    assert parent.context is not None and own.parent is not None and call.parent is not None
+    assert own.parent.span_id == call.parent.span_id == parent.context.span_id
+
+
 def test_a_flow_that_raises_ends_its_span_as_failed(otel: Recorded) -> None:
     @traced("reason")
     async def failing() -> None:

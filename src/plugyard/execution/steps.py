@@ -520,23 +520,27 @@ class Trace:
         self._tracer = tracer
 
     def before(self, call: Call, /) -> Outcome | None:
-        call.state["trace"] = self._tracer.start(
-            call.plugin_id, call.asked, None, call.context.subject, call.context.request_id
-        )
+        call.state["trace"] = self._tracer.start()
         return None
 
     def after(self, call: Call, result: Result, /) -> Result:
-        span = call.state.get("trace")
-        if span is not None:
-            plugin, error = call.plugin, result.error
+        started = call.state.get("trace")
+        if started is not None:
+            error, context, operation = result.error, call.context, call.operation
+            # The descriptor's id, not the plugin's: the call resolved it, so it is read
+            # already, and ``RegisteredPlugin.id`` is slower to ask (a stored one's).
+            descriptor = call.plugin.descriptor if call.plugin else None
             self._tracer.end(
-                span,
+                started,
                 result.status,
                 error.code if error else None,
                 float(result.cost.get("duration_ms", 0.0)),  # the result's own
-                plugin=plugin.id if plugin else None,
-                operation=call.operation.id if call.operation else None,
-                runtime=plugin.descriptor.runtime.kind if plugin else None,
+                asked=(call.plugin_id, call.asked),
+                plugin=descriptor.id if descriptor else None,
+                operation=operation.id if operation else None,
+                runtime=descriptor.runtime.kind if descriptor else None,
+                request_id=context.request_id,
+                subject=context.subject,
             )
         return result
 

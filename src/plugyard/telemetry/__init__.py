@@ -8,7 +8,7 @@ OpenTelemetry is imported. :func:`configure` sets up OTLP export from
 from plugyard.telemetry.core import (
     OTHER,
     SCOPE,
-    CallSpan,
+    CallStart,
     CallTracer,
     Telemetry,
     active,
@@ -24,7 +24,7 @@ from plugyard.telemetry.settings import TelemetrySettings
 __all__ = [
     "OTHER",
     "SCOPE",
-    "CallSpan",
+    "CallStart",
     "CallTracer",
     "Telemetry",
     "TelemetrySettings",

@@ -47,28 +47,20 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-class CallSpan:
-    """One call in flight, from :meth:`CallTracer.start` to :meth:`CallTracer.end`: when
-    it began and under which span (the current one then, a flow's)."""
-
-    __slots__ = ("attributes", "name", "parent", "started_ns")
-
-    def __init__(
-        self, name: str, attributes: dict[str, str | float], parent: Context, started_ns: int
-    ) -> None:
-        self.name = name
-        self.attributes = attributes
-        self.parent = parent
-        self.started_ns = started_ns
+#: When and under which span a call began (:meth:`CallTracer.start`): the current
+#: context then (a flow's span, or none) and the wall clock in ns.
+CallStart = tuple["Context", int]
 
 
 class CallTracer:
     """The executor's hook: a span and the call metrics for each call.
 
-    The span is made whole when the call ends, with the start time and the parent taken
-    when it began: one span built with all its attributes, instead of one opened early
-    and written to again, halves what the SDK spends per call (bench/telemetry.py). A
-    span processor's ``on_start`` therefore sees a call when it ends.
+    The span is made whole when the call ends, from the parent and start time taken
+    when it began: one ``start_span`` with every attribute, ended at once, is the least
+    the SDK can be asked to do for a span (an open span written to again costs more
+    per attribute). It is never the current span: the plugin's own spans, and the calls
+    it makes, are children of the flow's span, siblings of the call's. A span
+    processor's ``on_start`` therefore sees a call when it ends.
     """
 
     __slots__ = ("_counted", "_current", "_duration", "_error_status", "_record_subject",
@@ -85,53 +77,46 @@ class CallTracer:
         self._current = get_current
         self._error_status: Callable[[str], Status] = functools.partial(Status, StatusCode.ERROR)
 
-    def start(
-        self,
-        plugin: str,
-        operation: str | None,
-        runtime: str | None = None,
-        subject: str | None = None,
-        request_id: str | None = None,
-    ) -> CallSpan:
-        """Begin the call's span, a child of whatever span is current (a flow's)."""
-        attributes: dict[str, str | float] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": plugin,
-        }
-        if operation is not None:
-            attributes["plugyard.operation"] = operation
-        if runtime is not None:
-            attributes["plugyard.runtime"] = runtime
-        if request_id is not None:
-            attributes["gen_ai.tool.call.id"] = request_id
-        if subject is not None and self._record_subject:
-            attributes["enduser.id"] = subject
-        return CallSpan(f"execute_tool {plugin}", attributes, self._current(), time.time_ns())
+    def start(self) -> CallStart:
+        """The parent (whatever span is current: a flow's) and the start time."""
+        return self._current(), time.time_ns()
 
     def end(
         self,
-        handle: CallSpan,
+        started: CallStart,
         status: str,
         error_code: str | None,
         duration_ms: float,
         *,
-        plugin: str | None = None,
-        operation: str | None = None,
-        runtime: str | None = None,
+        asked: tuple[str, str | None],
+        plugin: str | None,
+        operation: str | None,
+        runtime: str | None,
+        request_id: str | None = None,
+        subject: str | None = None,
     ) -> None:
-        """Emit the span with the outcome and count the call. ``plugin``, ``operation``
-        and ``runtime`` are what the call resolved to (``None``: it never did)."""
-        attributes = handle.attributes
-        attributes["plugyard.status"] = status
-        attributes["plugyard.duration_ms"] = duration_ms
-        if operation is not None:
-            attributes["plugyard.operation"] = operation  # the resolved name
+        """Emit the span with the outcome and count the call. ``asked`` is the plugin
+        and operation as the caller named them; ``plugin``, ``operation`` and
+        ``runtime`` what the call resolved to (``None``: it never did)."""
+        attributes: dict[str, str | float] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": asked[0],
+            "plugyard.status": status,
+            "plugyard.duration_ms": duration_ms,
+        }
+        named = operation if operation is not None else asked[1]
+        if named is not None:
+            attributes["plugyard.operation"] = named
         if runtime is not None:
             attributes["plugyard.runtime"] = runtime
+        if request_id is not None:
+            attributes["gen_ai.tool.call.id"] = request_id
         if error_code is not None:
             attributes["error.type"] = error_code
-        span = self._tracer.start_span(handle.name, handle.parent, attributes=attributes,
-                                       start_time=handle.started_ns)  # fmt: skip
+        if subject is not None and self._record_subject:
+            attributes["enduser.id"] = subject
+        span = self._tracer.start_span(f"execute_tool {asked[0]}", started[0],
+                                       attributes=attributes, start_time=started[1])  # fmt: skip
         if error_code is not None and status in _FAILED:
             span.set_status(self._error_status(error_code))
         span.end()
