@@ -24,6 +24,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -98,6 +99,25 @@ def json_out(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
+def utc_in(value: datetime, postgres: bool) -> Any:
+    """A value for a timestamp column (``UtcDateTime`` in schema.py): the aware time for
+    PostgreSQL; on SQLite the naive UTC text SQLAlchemy writes there (the migrations and
+    older rows use it), which also sorts in time order."""
+    if value.tzinfo is None:
+        raise ValueError("naive datetime: the store keeps UTC timestamps only")
+    moment = value.astimezone(UTC)
+    if postgres:
+        return moment
+    return moment.replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+
+
+def utc_out(value: Any) -> datetime:
+    """A timestamp column's value, aware and in UTC (sqlite3 hands back the text)."""
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    assert isinstance(moment, datetime)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
 def json_document(value: Any) -> Any:
     """:func:`json_out` for large documents (a plugin's descriptor): msgspec reads JSON a
     few times faster; what it refuses (NaN, lone surrogates) the standard module reads."""
@@ -112,22 +132,25 @@ def json_document(value: Any) -> Any:
 class Tx:
     """The statements of one transaction."""
 
-    __slots__ = ("_cursor", "_postgres")
+    __slots__ = ("_cursor", "_postgres", "_renew")
 
-    def __init__(self, cursor: Any, postgres: bool) -> None:
+    def __init__(self, cursor: Any, postgres: bool, renew: Callable[[], Any] | None) -> None:
         self._cursor = cursor
         self._postgres = postgres
+        #: Until the first statement has run: a cursor on a new connection if the held
+        #: one turns out lost (``None``: it was not), so that statement runs again there.
+        self._renew = renew
 
     def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
         """Run one statement; answers the number of rows it changed."""
-        self._cursor.execute(_sql(sql, self._postgres), params or {})
+        self._run("execute", _sql(sql, self._postgres), params or {})
         return int(self._cursor.rowcount)
 
     def execute_positional(self, sql: str, values: tuple[Any, ...]) -> int:
         """Run one statement with ``?`` placeholders (cheaper to bind than names)."""
         if self._postgres:
             sql = _positional(sql)
-        self._cursor.execute(sql, values)
+        self._run("execute", sql, values)
         return int(self._cursor.rowcount)
 
     def execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
@@ -135,16 +158,34 @@ class Tx:
         for a whole group commit instead of one per row."""
         if self._postgres:
             sql = _positional(sql)
-        self._cursor.executemany(sql, rows)
+        self._run("executemany", sql, rows)
 
     def one(self, sql: str, params: Mapping[str, Any] | None = None) -> tuple[Any, ...] | None:
-        self._cursor.execute(_sql(sql, self._postgres), params or {})
+        self._run("execute", _sql(sql, self._postgres), params or {})
         row = self._cursor.fetchone()
         return tuple(row) if row is not None else None
 
     def all(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
-        self._cursor.execute(_sql(sql, self._postgres), params or {})
+        self._run("execute", _sql(sql, self._postgres), params or {})
         return [tuple(r) for r in self._cursor.fetchall()]
+
+    def _run(self, method: str, sql: str, params: Any) -> None:
+        renew = self._renew
+        if renew is None:
+            getattr(self._cursor, method)(sql, params)
+            return
+        self._renew = None
+        try:
+            getattr(self._cursor, method)(sql, params)
+        except Exception:
+            # Nothing of this transaction ran (or it was never committed): running its
+            # first statement again on a new connection is what a pool's pre-ping buys,
+            # without a round trip on every transaction.
+            cursor = renew()
+            if cursor is None:
+                raise
+            self._cursor = cursor
+            getattr(cursor, method)(sql, params)
 
 
 _CACHE: dict[tuple[str, bool], str] = {}
@@ -233,19 +274,22 @@ class RawDb:
         with self._lock:
             got = time.perf_counter() if totals is not None else 0.0
             connection = self._connect()
-            cursor = connection.cursor()
+            tx = Tx(connection.cursor(), self.postgres, self._renew if self.postgres else None)
             try:
                 if begin:
-                    cursor.execute(begin)
-                yield Tx(cursor, self.postgres)
-                connection.commit() if self.postgres else cursor.execute("COMMIT")
+                    tx.execute(begin)
+                yield tx
+                # The first statement may have moved the transaction to a new connection.
+                connection = self._connection
+                connection.commit() if self.postgres else tx._cursor.execute("COMMIT")
             except BaseException as exc:
-                self._rollback(connection)
+                if self._connection is not None:
+                    self._rollback(self._connection)
                 if isinstance(exc, StoreError) or not _is_db_error(exc):
                     raise
                 raise self._failure(what, exc) from None
             finally:
-                cursor.close()
+                tx._cursor.close()
                 if totals is not None:
                     totals.add(got - asked, time.perf_counter() - got)
 
@@ -278,6 +322,17 @@ class RawDb:
                 # multiprocessing, a pre-forking server — could copy SQLite's locks held.)
                 self._connection.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
         return self._connection
+
+    def _renew(self) -> Any:
+        """A cursor on a new connection when the held one was lost (the server restarted,
+        or ended it); ``None`` when it was not lost."""
+        if self._connection is None or not self._connection.closed:
+            return None
+        # Invalidated, not closed: the pool would try to reset the dead connection.
+        with contextlib.suppress(Exception):
+            self._fairy.invalidate()
+        self._fairy = self._connection = None
+        return self._connect().cursor()
 
     def _rollback(self, connection: Any) -> None:
         try:
