@@ -1,16 +1,18 @@
-"""Hot-path statements on one held DBAPI connection.
+"""The store's statements, on one DBAPI connection it holds.
 
 The governed call path writes twice per call (an idempotency claim, an audit event).
 Through SQLAlchemy a write transaction costs ~90–130 µs on SQLite (checking a
 connection out of the pool, events, compilation); on the driver's own connection it
-costs ~10 µs. So the governance repositories keep one connection per store and speak
-plain SQL to it; the tables themselves are still described in ``schema.py`` and created
-by the migrations.
+costs ~10 µs. So every repository of the store speaks plain SQL to one connection the
+store holds (one idiom, whether its path is hot or not); the tables themselves are
+still described in ``schema.py`` and created by the migrations.
 
 SQL is written with ``:name`` parameters (sqlite3's named style) and rewritten to
 ``%(name)s`` for psycopg. A write on SQLite begins with ``BEGIN IMMEDIATE`` (the
 database's write lock, taken up front); on PostgreSQL a write may take a transaction-
-scoped advisory lock to serialise one stream of writes (the audit chain).
+scoped advisory lock to serialise one stream of writes (the audit chain). Where a
+read decides a write, the read takes the row (``FOR UPDATE``, PostgreSQL only: SQLite's
+write lock is already held) or the write is one conditional statement.
 """
 
 from __future__ import annotations
