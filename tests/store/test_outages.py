@@ -8,6 +8,7 @@ from sqlalchemy import text
 from plugyard.errors import StoreError
 from plugyard.registry.registry import Registry
 from plugyard.store.changes import SqlChangeLog
+from plugyard.store.leases import SqlLeases
 from plugyard.store.store import Store
 from plugyard.store.watch import ChangeWatcher
 
@@ -51,6 +52,22 @@ def test_replicas_recover_when_connections_are_dropped(database_url: str) -> Non
             watcher.stop()
         assert "after" in registry
         assert two.plugins.get("before") is not None  # the pool reconnected by itself
+    finally:
+        one.close()
+        two.close()
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_dropped_held_connection_is_replaced_by_the_next_transaction(
+    database_url: str,
+) -> None:
+    one, two = Store.open(database_url), Store.open(database_url)
+    try:
+        leases = SqlLeases(two)
+        assert leases.try_hold("tick", "a", 60)  # two's held connection, now open
+        _drop_other_connections(one)
+        assert leases.try_hold("tick", "a", 60)
+        assert not SqlLeases(one).try_hold("tick", "b", 60)
     finally:
         one.close()
         two.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
@@ -149,7 +151,7 @@ def test_two_processes_worth_of_writers_do_not_lock_each_other_out(tmp_path: Pat
         assert len(store.plugins.list()) == 60
 
 
-def test_a_sqlite_file_at_head_opens_and_reads_without_its_engine(tmp_path: Path) -> None:
+def test_a_sqlite_file_at_head_opens_reads_and_writes_without_its_engine(tmp_path: Path) -> None:
     file = tmp_path / "lazy.db"
     with Store.open(file) as first:  # a new file: migrated through the engine
         assert first.revision() == migrate.head()
@@ -160,9 +162,11 @@ def test_a_sqlite_file_at_head_opens_and_reads_without_its_engine(tmp_path: Path
         assert second.url == urls.display(urls.sqlite_url(str(file.resolve())))
         assert [r.id for r in second.plugins.list(timestamps=False)] == ["kept"]
         assert "engine" not in vars(second)
-        second.plugins.upsert(row("added"))  # a write makes the engine
-        assert "engine" in vars(second)
+        second.plugins.upsert(row("added"))
         assert [r.id for r in second.plugins.list()] == ["added", "kept"]
+        assert "engine" not in vars(second)
+        assert second.revision() == migrate.head()  # what needs the engine makes it
+        assert "engine" in vars(second)
 
 
 def test_a_sqlite_file_behind_head_is_migrated_when_opened(tmp_path: Path) -> None:
@@ -171,3 +175,14 @@ def test_a_sqlite_file_behind_head_is_migrated_when_opened(tmp_path: Path) -> No
         empty.migrate("0011")
     with Store.open(file) as store:
         assert store.revision() == migrate.head()
+
+
+def test_a_store_nobody_closed_is_freed_with_its_held_connection() -> None:
+    kept = []
+    for _ in range(5):
+        store = Store.open(":memory:")
+        raw_db(store)  # the held connection, as every repository makes it
+        kept.append(weakref.ref(store))
+        del store
+    gc.collect()
+    assert [ref() for ref in kept] == [None] * 5

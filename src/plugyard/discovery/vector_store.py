@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from plugyard.discovery.embedders import Vectors
-from plugyard.store.rawdb import RawDb, raw_db
+from plugyard.store.rawdb import RawDb, raw_db, time_in
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -90,7 +89,7 @@ class SqlVectorRepository:
     def save(self, embedder: str, rows: Sequence[StoredVector]) -> None:
         if not rows:
             return
-        now = _stamp(self._clock(), postgres=self._db.postgres)
+        now = time_in(self._clock(), self._db.postgres)
         values = [
             (row.doc_id, row.plugin_id, row.content_hash, embedder, int(row.vector.shape[0]),
              to_bytes(row.vector), now)
@@ -122,13 +121,3 @@ _UPSERT = (
     "embedder = excluded.embedder, dim = excluded.dim, vector = excluded.vector, "
     "updated_at = excluded.updated_at"
 )
-
-
-def _stamp(at: datetime, *, postgres: bool) -> datetime | str:
-    """A value for a ``UtcDateTime`` column (store/schema.py): a timestamp with time zone
-    on PostgreSQL; on SQLite the naive UTC text SQLAlchemy's ``DateTime`` writes, so
-    rows read the same whichever way they were written."""
-    if at.tzinfo is None:
-        raise ValueError("naive datetime: the store keeps UTC timestamps only")
-    utc = at.astimezone(UTC)
-    return utc if postgres else utc.strftime("%Y-%m-%d %H:%M:%S.%f")

@@ -124,7 +124,6 @@ def _pipeline(found: tuple[Any, ...]) -> StoredPipeline:
 def _run(found: tuple[Any, ...]) -> PipelineRun:
     key, pipeline, status, request_id, subject, error, trace, started, duration, stored = found
     started_at = time_out(started)
-    assert started_at is not None  # the column is NOT NULL
     return PipelineRun(
         run_id=key,
         pipeline=pipeline,

@@ -19,9 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from sqlalchemy import delete, func, select
-
-from plugyard.store.schema import changes
+from plugyard.store.rawdb import RawDb, raw_db
 
 if TYPE_CHECKING:
     from plugyard.store.leases import Leases
@@ -75,37 +73,34 @@ class ChangeLog(Protocol):
 
 class SqlChangeLog:
     def __init__(self, store: Store) -> None:
-        self._store = store
+        self._db: RawDb = raw_db(store)
 
     def latest(self) -> int:
-        with self._store.reading() as connection:
-            return int(connection.execute(select(func.max(changes.c.seq))).scalar() or 0)
+        with self._db.read() as tx:
+            found = tx.one("SELECT max(seq) FROM changes")
+        return int(found[0] or 0) if found is not None else 0
 
     def oldest(self) -> int:
-        with self._store.reading() as connection:
-            return int(connection.execute(select(func.min(changes.c.seq))).scalar() or 0)
+        with self._db.read() as tx:
+            found = tx.one("SELECT min(seq) FROM changes")
+        return int(found[0] or 0) if found is not None else 0
 
     def prune(self, retention: Retention, now: float) -> int:
         """Delete what ``retention`` lets go; returns how many rows."""
-        newest = select(func.max(changes.c.seq)).scalar_subquery()
-        with self._store.writing() as connection:
-            done = connection.execute(
-                delete(changes).where(
-                    changes.c.at < now - retention.keep_s,
-                    changes.c.seq <= newest - retention.keep_last,
-                )
+        with self._db.write() as tx:
+            return tx.execute(
+                "DELETE FROM changes WHERE at < :cut "
+                "AND seq <= (SELECT max(seq) FROM changes) - :keep",
+                {"cut": now - retention.keep_s, "keep": retention.keep_last},
             )
-            return int(done.rowcount or 0)
 
     def after(self, seq: int, limit: int = 1000) -> Sequence[Change]:
-        query = (
-            select(changes.c.seq, changes.c.topic, changes.c.subject)
-            .where(changes.c.seq > seq)
-            .order_by(changes.c.seq)
-            .limit(limit)
-        )
-        with self._store.reading() as connection:
-            return tuple(Change(int(s), t, x) for s, t, x in connection.execute(query))
+        with self._db.read() as tx:
+            found = tx.all(
+                "SELECT seq, topic, subject FROM changes WHERE seq > :seq ORDER BY seq LIMIT :n",
+                {"seq": seq, "n": limit},
+            )
+        return tuple(Change(int(s), t, x) for s, t, x in found)
 
 
 #: The lease a pruning replica holds (store/leases.py).

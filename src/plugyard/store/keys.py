@@ -17,12 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, insert, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import Connection
-
-from plugyard.store.schema import api_keys, api_subjects
+from plugyard.store.rawdb import RawDb, Tx, json_in, json_out, raw_db, time_in, time_out
 from plugyard.types import ADMIN_ROLE
 
 if TYPE_CHECKING:
@@ -78,11 +73,15 @@ def key_id_of(key: str) -> str | None:
     return found.group(1) if found else None
 
 
+_JOINED = "FROM api_keys JOIN api_subjects ON api_subjects.id = api_keys.subject"
+
+
 class SqlKeyRepository:
     """Keys and subjects in the store's ``api_keys`` and ``api_subjects`` tables."""
 
     def __init__(self, store: Store) -> None:
         self._store = store
+        self._db: RawDb = raw_db(store)
 
     def create(
         self, subject: str, roles: tuple[str, ...] | None = None, *, label: str | None = None
@@ -92,112 +91,123 @@ class SqlKeyRepository:
         it is ever seen."""
         if not subject or len(subject) > 200:
             raise ValueError("a subject is 1 to 200 characters")
-        with self._store.writing() as conn:
-            held = self._roles(conn, subject)
+        with self._db.write() as tx:
+            held = self._roles(tx, subject)
             now = self._store.clock()
             if held is None:
-                conn.execute(
-                    insert(api_subjects).values(id=subject, roles=list(roles or ()), created_at=now)
+                tx.execute(
+                    "INSERT INTO api_subjects (id, roles, created_at) VALUES (:id, :roles, :at)",
+                    {"id": subject, "roles": json_in(list(roles or ())), "at": self._utc(now)},
                 )
             elif roles is not None:
-                conn.execute(
-                    update(api_subjects)
-                    .where(api_subjects.c.id == subject)
-                    .values(roles=list(roles))
+                tx.execute(
+                    "UPDATE api_subjects SET roles = :roles WHERE id = :id",
+                    {"id": subject, "roles": json_in(list(roles))},
                 )
-            info, key = self._insert_key(conn, subject, label, now)
-            final = tuple(roles) if roles is not None else tuple(held or ())
-            return KeyInfo(info.id, subject, final, label, now), key
+            info, key = self._insert_key(tx, subject, label, now)
+        final = tuple(roles) if roles is not None else tuple(held or ())
+        return KeyInfo(info.id, subject, final, label, now), key
 
     def bootstrap_admin(self) -> str | None:
         """On a store that never had a key: make subject ``admin`` (role ``admin``) and
         one key for it, and answer the key. Otherwise ``None`` — so the first start
         prints it once and no later start ever does. Concurrent first starts make one."""
-        with self._store.writing() as conn:
-            if conn.execute(select(func.count()).select_from(api_keys)).scalar_one():
+        with self._db.write() as tx:
+            counted = tx.one("SELECT count(*) FROM api_keys")
+            if counted is not None and counted[0]:
                 return None
             now = self._store.clock()
-            values = {"id": ADMIN_SUBJECT, "roles": [ADMIN_ROLE], "created_at": now}
-            # RETURNING, not rowcount: psycopg answers -1 for an INSERT … ON CONFLICT, so
-            # only the row coming back says this start made the subject.
-            claim = _insert_ignore(conn).values(**values).on_conflict_do_nothing()
-            if conn.execute(claim.returning(api_subjects.c.id)).first() is None:
+            # Of concurrent first starts, the one whose insert lands makes the key.
+            made = tx.execute(
+                "INSERT INTO api_subjects (id, roles, created_at) VALUES (:id, :roles, :at) "
+                "ON CONFLICT (id) DO NOTHING",
+                {"id": ADMIN_SUBJECT, "roles": json_in([ADMIN_ROLE]), "at": self._utc(now)},
+            )
+            if made != 1:
                 return None
-            _, key = self._insert_key(conn, ADMIN_SUBJECT, "created on first start", now)
-            return key
+            _, key = self._insert_key(tx, ADMIN_SUBJECT, "created on first start", now)
+        return key
 
     def verify(self, key: str) -> Principal | None:
         """The principal of a valid, unrevoked key; ``None`` for anything else."""
         key_id = key_id_of(key)
         if key_id is None:
             return None
-        query = (
-            select(
-                api_keys.c.key_hash, api_keys.c.revoked_at, api_keys.c.subject, api_subjects.c.roles
+        with self._db.read() as tx:
+            found = tx.one(
+                "SELECT api_keys.key_hash, api_keys.revoked_at, api_keys.subject, "
+                f"api_subjects.roles {_JOINED} WHERE api_keys.id = :id",
+                {"id": key_id},
             )
-            .join(api_subjects, api_subjects.c.id == api_keys.c.subject)
-            .where(api_keys.c.id == key_id)
-        )
-        with self._store.reading() as conn:
-            row = conn.execute(query).first()
-        if row is None or row.revoked_at is not None:
+        if found is None or found[1] is not None:
             return None
-        if not hmac.compare_digest(row.key_hash, key_hash(key)):
+        stored_hash, _, subject, roles = found
+        if not hmac.compare_digest(stored_hash, key_hash(key)):
             return None
-        return Principal(row.subject, tuple(row.roles or ()), key_id)
+        return Principal(subject, tuple(json_out(roles) or ()), key_id)
 
     def principal_of(self, key_id: str) -> Principal | None:
         """The principal of an unrevoked key, by its public id: for a web session that
         was opened with the key and keeps only its id (the key itself is never kept)."""
-        query = (
-            select(api_keys.c.revoked_at, api_keys.c.subject, api_subjects.c.roles)
-            .join(api_subjects, api_subjects.c.id == api_keys.c.subject)
-            .where(api_keys.c.id == key_id)
-        )
-        with self._store.reading() as conn:
-            row = conn.execute(query).first()
-        if row is None or row.revoked_at is not None:
+        with self._db.read() as tx:
+            found = tx.one(
+                f"SELECT api_keys.revoked_at, api_keys.subject, api_subjects.roles {_JOINED} "
+                "WHERE api_keys.id = :id",
+                {"id": key_id},
+            )
+        if found is None or found[0] is not None:
             return None
-        return Principal(row.subject, tuple(row.roles or ()), key_id)
+        return Principal(found[1], tuple(json_out(found[2]) or ()), key_id)
 
     def list(self) -> tuple[KeyInfo, ...]:
-        query = (
-            select(api_keys, api_subjects.c.roles)
-            .join(api_subjects, api_subjects.c.id == api_keys.c.subject)
-            .order_by(api_keys.c.created_at, api_keys.c.id)
-        )
-        with self._store.reading() as conn:
-            return tuple(
-                KeyInfo(r.id, r.subject, tuple(r.roles or ()), r.label, r.created_at, r.revoked_at)
-                for r in conn.execute(query)
+        with self._db.read() as tx:
+            found = tx.all(
+                "SELECT api_keys.id, api_keys.subject, api_subjects.roles, api_keys.label, "
+                f"api_keys.created_at, api_keys.revoked_at {_JOINED} "
+                "ORDER BY api_keys.created_at, api_keys.id"
             )
+        return tuple(
+            KeyInfo(
+                i,
+                s,
+                tuple(json_out(r) or ()),
+                label,
+                time_out(c),
+                None if revoked is None else time_out(revoked),
+            )
+            for i, s, r, label, c, revoked in found
+        )
 
     def revoke(self, key_id: str) -> bool:
         """Revoke a key; ``False`` when there is no such unrevoked key."""
-        with self._store.writing() as conn:
-            done = conn.execute(
-                update(api_keys)
-                .where(api_keys.c.id == key_id, api_keys.c.revoked_at.is_(None))
-                .values(revoked_at=self._store.clock())
+        with self._db.write() as tx:
+            done = tx.execute(
+                "UPDATE api_keys SET revoked_at = :at WHERE id = :id AND revoked_at IS NULL",
+                {"id": key_id, "at": self._utc(self._store.clock())},
             )
-            return bool(done.rowcount)
+        return done == 1
 
-    def _roles(self, conn: Connection, subject: str) -> tuple[str, ...] | None:
-        row = conn.execute(select(api_subjects.c.roles).where(api_subjects.c.id == subject))
-        found = row.first()
-        return None if found is None else tuple(found.roles or ())
+    def _roles(self, tx: Tx, subject: str) -> tuple[str, ...] | None:
+        found = tx.one("SELECT roles FROM api_subjects WHERE id = :id", {"id": subject})
+        return None if found is None else tuple(json_out(found[0]) or ())
 
     def _insert_key(
-        self, conn: Connection, subject: str, label: str | None, now: datetime
+        self, tx: Tx, subject: str, label: str | None, now: datetime
     ) -> tuple[KeyInfo, str]:
         key_id = secrets.token_hex(6)
         key = f"{PREFIX}_{key_id}_{secrets.token_urlsafe(32)}"
-        values = {"id": key_id, "subject": subject, "key_hash": key_hash(key), "label": label}
-        conn.execute(insert(api_keys).values(**values, created_at=now))
+        tx.execute(
+            "INSERT INTO api_keys (id, subject, key_hash, label, created_at) "
+            "VALUES (:id, :subject, :hash, :label, :at)",
+            {
+                "id": key_id,
+                "subject": subject,
+                "hash": key_hash(key),
+                "label": label,
+                "at": self._utc(now),
+            },
+        )
         return KeyInfo(key_id, subject, (), label, now), key
 
-
-def _insert_ignore(conn: Connection) -> Any:
-    if conn.dialect.name == "postgresql":
-        return pg_insert(api_subjects)
-    return sqlite_insert(api_subjects)
+    def _utc(self, value: datetime) -> Any:
+        return time_in(value, self._db.postgres)

@@ -14,11 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from sqlalchemy import delete, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-from plugyard.store.schema import leases
+from plugyard.store.rawdb import RawDb, raw_db
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -33,40 +29,35 @@ class Leases(Protocol):
     def release(self, name: str, holder: str) -> None: ...
 
 
+#: Take a free or lapsed lease, or renew one's own, in one statement: the conflicting
+#: row is locked while ``WHERE`` is judged (PostgreSQL re-reads it once a concurrent
+#: taker commits; SQLite's BEGIN IMMEDIATE admits one writer at a time), so of any
+#: number of takers one changes the row.
+_HOLD = (
+    "INSERT INTO leases (name, holder, until) VALUES (:name, :holder, :until) "
+    "ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until "
+    "WHERE leases.holder = excluded.holder OR leases.until <= :now"
+)
+
+
 class SqlLeases:
     def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
-        self._store, self._clock = store, clock
+        self._db: RawDb = raw_db(store)
+        self._clock = clock
 
     def try_hold(self, name: str, holder: str, ttl_s: float) -> bool:
         now = self._clock()
-        with self._store.writing() as connection:
-            # The write transaction serialises takers: SQLite by BEGIN IMMEDIATE,
-            # PostgreSQL by the row lock (FOR UPDATE) once the row exists.
-            insert = pg_insert if connection.dialect.name == "postgresql" else sqlite_insert
-            made = connection.execute(
-                insert(leases)
-                .values(name=name, holder=holder, until=now + ttl_s)
-                .on_conflict_do_nothing()
-                .returning(leases.c.name)
+        with self._db.write() as tx:
+            taken = tx.execute(
+                _HOLD, {"name": name, "holder": holder, "until": now + ttl_s, "now": now}
             )
-            # The row coming back, not rowcount (psycopg answers -1 after ON CONFLICT).
-            if made.first() is not None:
-                return True
-            query = select(leases.c.holder, leases.c.until).where(leases.c.name == name)
-            if connection.dialect.name == "postgresql":
-                query = query.with_for_update()
-            found = connection.execute(query).one()
-            if found.holder != holder and found.until > now:
-                return False
-            connection.execute(
-                update(leases).where(leases.c.name == name).values(holder=holder, until=now + ttl_s)
-            )
-            return True
+        return taken == 1
 
     def release(self, name: str, holder: str) -> None:
-        with self._store.writing() as connection:
-            connection.execute(
-                delete(leases).where(leases.c.name == name, leases.c.holder == holder)
+        with self._db.write() as tx:
+            tx.execute(
+                "DELETE FROM leases WHERE name = :name AND holder = :holder",
+                {"name": name, "holder": holder},
             )
 
 

@@ -12,11 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from sqlalchemy import select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-from plugyard.store.schema import rate_buckets as table
+from plugyard.store.rawdb import RawDb, raw_db
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -35,30 +31,32 @@ def _refill(tokens: float, then: float, now: float, capacity: float, rate: float
     return min(capacity, tokens + max(0.0, now - then) * rate)
 
 
+_MAKE = (
+    "INSERT INTO rate_buckets (plugin_id, bucket, tokens, at) VALUES (:p, :b, :tokens, :at) "
+    "ON CONFLICT (plugin_id, bucket) DO NOTHING"
+)
+_READ = "SELECT tokens, at FROM rate_buckets WHERE plugin_id = :p AND bucket = :b"
+_SET = "UPDATE rate_buckets SET tokens = :tokens, at = :at WHERE plugin_id = :p AND bucket = :b"
+
+
 class SqlRateBuckets:
     def __init__(self, store: Store, clock: Callable[[], float] = time.time) -> None:
-        self._store, self._clock = store, clock
+        self._db: RawDb = raw_db(store)
+        self._clock = clock
+        # SQLite's BEGIN IMMEDIATE already holds the database's write lock.
+        self._read = _READ + " FOR UPDATE" if self._db.postgres else _READ
 
     def take(
         self, plugin_id: str, bucket: str, cost: float, capacity: float, per_second: float
     ) -> bool:
-        key = (table.c.plugin_id == plugin_id) & (table.c.bucket == bucket)
-        with self._store.writing() as connection:
+        key = {"p": plugin_id, "b": bucket}
+        with self._db.write() as tx:
             now = self._clock()
             # A new bucket starts full; two replicas creating it at once both succeed.
-            insert = pg_insert if connection.dialect.name == "postgresql" else sqlite_insert
-            connection.execute(
-                insert(table)
-                .values(plugin_id=plugin_id, bucket=bucket, tokens=capacity, at=now)
-                .on_conflict_do_nothing()
-            )
-            query = select(table.c.tokens, table.c.at).where(key)
-            if connection.dialect.name == "postgresql":
-                query = query.with_for_update()
-            found = connection.execute(query).one()
-            tokens = _refill(float(found.tokens), float(found.at), now, capacity, per_second)
+            tx.execute(_MAKE, {**key, "tokens": capacity, "at": now})
+            found = tx.one(self._read, key)
+            assert found is not None  # made above when it was missing
+            tokens = _refill(float(found[0]), float(found[1]), now, capacity, per_second)
             ok = tokens >= cost
-            connection.execute(
-                update(table).where(key).values(tokens=tokens - cost if ok else tokens, at=now)
-            )
-            return ok
+            tx.execute(_SET, {**key, "tokens": tokens - cost if ok else tokens, "at": now})
+        return ok

@@ -1,16 +1,18 @@
-"""Hot-path statements on one held DBAPI connection.
+"""The store's statements, on one DBAPI connection it holds.
 
 The governed call path writes twice per call (an idempotency claim, an audit event).
 Through SQLAlchemy a write transaction costs ~90–130 µs on SQLite (checking a
 connection out of the pool, events, compilation); on the driver's own connection it
-costs ~10 µs. So the governance repositories keep one connection per store and speak
-plain SQL to it; the tables themselves are still described in ``schema.py`` and created
-by the migrations.
+costs ~10 µs. So every repository of the store speaks plain SQL to one connection the
+store holds (one idiom, whether its path is hot or not); the tables themselves are
+still described in ``schema.py`` and created by the migrations.
 
 SQL is written with ``:name`` parameters (sqlite3's named style) and rewritten to
 ``%(name)s`` for psycopg. A write on SQLite begins with ``BEGIN IMMEDIATE`` (the
 database's write lock, taken up front); on PostgreSQL a write may take a transaction-
-scoped advisory lock to serialise one stream of writes (the audit chain).
+scoped advisory lock to serialise one stream of writes (the audit chain). Where a
+read decides a write, the read takes the row (``FOR UPDATE``, PostgreSQL only: SQLite's
+write lock is already held) or the write is one conditional statement.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import re
 import sqlite3
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
@@ -45,23 +46,29 @@ _PRAGMAS = (
     "PRAGMA foreign_keys=ON",
 )
 _NAMED = re.compile(r"(?<![:\w]):(\w+)")
-_INSTANCES: weakref.WeakKeyDictionary[Store, RawDb] = weakref.WeakKeyDictionary()
-_INSTANCES_LOCK = threading.Lock()
+_MAKING = threading.Lock()
+#: Where a store keeps its RawDb. On the store itself, not in a module-level map keyed
+#: by the store: the RawDb holds its store, so such a map's entry kept every store that
+#: was never closed alive; a store and its RawDb are one cycle the collector frees.
+_SLOT = "_raw_db"
 
 
 def raw_db(store: Store) -> RawDb:
     """The one :class:`RawDb` of ``store`` (made on first use)."""
-    with _INSTANCES_LOCK:
-        found = _INSTANCES.get(store)
+    found: RawDb | None = store.__dict__.get(_SLOT)
+    if found is not None:
+        return found
+    with _MAKING:
+        found = store.__dict__.get(_SLOT)
         if found is None:
-            found = _INSTANCES[store] = RawDb(store)
+            found = store.__dict__[_SLOT] = RawDb(store)
         return found
 
 
 def close_raw_db(store: Store) -> None:
     """Close ``store``'s :class:`RawDb`, if it made one (and its held connection)."""
-    with _INSTANCES_LOCK:
-        found = _INSTANCES.pop(store, None)
+    with _MAKING:
+        found: RawDb | None = store.__dict__.pop(_SLOT, None)
     if found is not None:
         found.close()
 
@@ -115,11 +122,9 @@ def time_in(value: datetime | None, postgres: bool) -> Any:
     return utc if postgres else utc.strftime(_SQLITE_TIME)
 
 
-def time_out(value: Any) -> datetime | None:
+def time_out(value: Any) -> datetime:
     """A ``UtcDateTime`` column's value, aware and in UTC (SQLite hands back the text it
-    was written as UTC)."""
-    if value is None:
-        return None
+    was written as UTC); a nullable column's ``None`` is the caller's to keep."""
     found = datetime.fromisoformat(value) if isinstance(value, str) else value
     assert isinstance(found, datetime)
     return found.replace(tzinfo=UTC) if found.tzinfo is None else found.astimezone(UTC)
@@ -139,22 +144,25 @@ def json_document(value: Any) -> Any:
 class Tx:
     """The statements of one transaction."""
 
-    __slots__ = ("_cursor", "_postgres")
+    __slots__ = ("_cursor", "_postgres", "_renew")
 
-    def __init__(self, cursor: Any, postgres: bool) -> None:
+    def __init__(self, cursor: Any, postgres: bool, renew: Callable[[], Any] | None) -> None:
         self._cursor = cursor
         self._postgres = postgres
+        #: Until the first statement has run: a cursor on a new connection if the held
+        #: one turns out lost (``None``: it was not), so that statement runs again there.
+        self._renew = renew
 
     def execute(self, sql: str, params: Mapping[str, Any] | None = None) -> int:
         """Run one statement; answers the number of rows it changed."""
-        self._cursor.execute(_sql(sql, self._postgres), params or {})
+        self._run("execute", _sql(sql, self._postgres), params or {})
         return int(self._cursor.rowcount)
 
     def execute_positional(self, sql: str, values: tuple[Any, ...]) -> int:
         """Run one statement with ``?`` placeholders (cheaper to bind than names)."""
         if self._postgres:
             sql = _positional(sql)
-        self._cursor.execute(sql, values)
+        self._run("execute", sql, values)
         return int(self._cursor.rowcount)
 
     def execute_many(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
@@ -162,16 +170,34 @@ class Tx:
         for a whole group commit instead of one per row."""
         if self._postgres:
             sql = _positional(sql)
-        self._cursor.executemany(sql, rows)
+        self._run("executemany", sql, rows)
 
     def one(self, sql: str, params: Mapping[str, Any] | None = None) -> tuple[Any, ...] | None:
-        self._cursor.execute(_sql(sql, self._postgres), params or {})
+        self._run("execute", _sql(sql, self._postgres), params or {})
         row = self._cursor.fetchone()
         return tuple(row) if row is not None else None
 
     def all(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
-        self._cursor.execute(_sql(sql, self._postgres), params or {})
+        self._run("execute", _sql(sql, self._postgres), params or {})
         return [tuple(r) for r in self._cursor.fetchall()]
+
+    def _run(self, method: str, sql: str, params: Any) -> None:
+        renew = self._renew
+        if renew is None:
+            getattr(self._cursor, method)(sql, params)
+            return
+        self._renew = None
+        try:
+            getattr(self._cursor, method)(sql, params)
+        except Exception:
+            # Nothing of this transaction ran (or it was never committed): running its
+            # first statement again on a new connection is what a pool's pre-ping buys,
+            # without a round trip on every transaction.
+            cursor = renew()
+            if cursor is None:
+                raise
+            self._cursor = cursor
+            getattr(cursor, method)(sql, params)
 
 
 _CACHE: dict[tuple[str, bool], str] = {}
@@ -260,19 +286,22 @@ class RawDb:
         with self._lock:
             got = time.perf_counter() if totals is not None else 0.0
             connection = self._connect()
-            cursor = connection.cursor()
+            tx = Tx(connection.cursor(), self.postgres, self._renew if self.postgres else None)
             try:
                 if begin:
-                    cursor.execute(begin)
-                yield Tx(cursor, self.postgres)
-                connection.commit() if self.postgres else cursor.execute("COMMIT")
+                    tx.execute(begin)
+                yield tx
+                # The first statement may have moved the transaction to a new connection.
+                connection = self._connection
+                connection.commit() if self.postgres else tx._cursor.execute("COMMIT")
             except BaseException as exc:
-                self._rollback(connection)
+                if self._connection is not None:
+                    self._rollback(self._connection)
                 if isinstance(exc, StoreError) or not _is_db_error(exc):
                     raise
                 raise self._failure(what, exc) from None
             finally:
-                cursor.close()
+                tx._cursor.close()
                 if totals is not None:
                     totals.add(got - asked, time.perf_counter() - got)
 
@@ -305,6 +334,17 @@ class RawDb:
                 # multiprocessing, a pre-forking server — could copy SQLite's locks held.)
                 self._connection.execute(f"PRAGMA wal_autocheckpoint={_CHECKPOINT_PAGES}")
         return self._connection
+
+    def _renew(self) -> Any:
+        """A cursor on a new connection when the held one was lost (the server restarted,
+        or ended it); ``None`` when it was not lost."""
+        if self._connection is None or not self._connection.closed:
+            return None
+        # Invalidated, not closed: the pool would try to reset the dead connection.
+        with contextlib.suppress(Exception):
+            self._fairy.invalidate()
+        self._fairy = self._connection = None
+        return self._connect().cursor()
 
     def _rollback(self, connection: Any) -> None:
         try:
