@@ -58,10 +58,10 @@ class RegisteredPlugin:
 
     @property
     def id(self) -> str:
-        try:  # read several times per plugin on every start: kept short
-            return self.__dict__["_stored"].id  # type: ignore[no-any-return]
-        except KeyError:
-            return self.descriptor.id
+        # Read several times on every call: a dict lookup, not a caught KeyError (which
+        # cost about 1 µs a read once the descriptor was validated).
+        pending: Stored | None = self.__dict__.get("_stored")
+        return self.descriptor.id if pending is None else pending.id
 
     @property
     def family(self) -> Family:
