@@ -84,7 +84,10 @@ def _own_zones() -> frozenset[str]:
 @cache
 def _country_zones() -> dict[str, list[str]]:
     """Each country code's zones in ``zone1970.tab`` order: the rows that list the
-    country first (its own zones), then the rows it shares with another country."""
+    country first (its own zones); for a country without any, the rows that list it
+    after another (Oman keeps the time of Asia/Dubai). Such a row stands for a corner
+    of a country that has zones of its own (Asia/Tokyo for an Australian observatory),
+    not for its time."""
     own: dict[str, list[str]] = {}
     shared: dict[str, list[str]] = {}
     for row in _table("zone1970.tab"):
@@ -92,7 +95,7 @@ def _country_zones() -> dict[str, list[str]]:
         own.setdefault(codes[0], []).append(zone)
         for code in codes[1:]:
             shared.setdefault(code, []).append(zone)
-    return {code: own.get(code, []) + shared.get(code, []) for code in {*own, *shared}}
+    return {code: own.get(code) or shared.get(code, []) for code in {*own, *shared}}
 
 
 @cache
