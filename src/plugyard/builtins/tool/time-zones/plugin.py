@@ -184,10 +184,6 @@ def _fixed(sign: str, hours: str, minutes: str | None, name: str) -> tzinfo:
     return timezone(-delta if sign == "-" else delta)
 
 
-def lookup(name: str) -> tzinfo:
-    return place(name).zone
-
-
 def convert_time(time: str, to_zone: str, from_zone: str = "UTC") -> ZonedTime:
     source, target = place(from_zone), place(to_zone)
     moment, note = _parse(time, source.zone)
