@@ -16,7 +16,9 @@ yard chooses (``PLUGYARD_LLM``) answers. Keys: ``right_tool`` (the expected oper
 ran), ``right_result`` (it ran and its data satisfies the predicate), ``none_correct``
 (a request nothing serves ran no tool), ``calls_per_request``, ``p50_ms``/``p95_ms``
 (wall time of one ``ask``) and ``cpu_p50_ms`` (this process's CPU time of one ``ask``,
-the model's threads included).
+the model's threads included). ``--only REGEX`` keeps the requests whose text or
+expected plugin matches, each in its own half: ``--only 'time-zones|calculator'`` re-runs
+two groups. A miss lists the arguments the model wrote for each call it chose.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -349,6 +352,7 @@ class Outcome:
     wall_ms: float
     cpu_ms: float
     text: str
+    arguments: tuple[Any, ...]  # what the model wrote for each call or refused call
 
 
 def called(answer: Answer) -> tuple[tuple[str, str], ...]:
@@ -357,6 +361,12 @@ def called(answer: Answer) -> tuple[tuple[str, str], ...]:
         (s.choice["plugin"], s.choice["operation"])
         for s in answer.steps
         if s.choice and "plugin" in s.choice and s.status in made
+    )
+
+
+def arguments(answer: Answer) -> tuple[Any, ...]:
+    return tuple(
+        s.choice["arguments"] for s in answer.steps if s.choice and "arguments" in s.choice
     )
 
 
@@ -415,6 +425,7 @@ async def measure(
             wall_ms,
             cpu_ms,
             answer.text,
+            arguments(answer),
         )
         found.append(outcome)
         if verbose:
@@ -452,6 +463,11 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     model = model_of(args)
     indexed = list(enumerate(REQUESTS[: args.limit] if args.limit else REQUESTS))
+    if args.only:  # positions stay the full list's, so each request keeps its half
+        pattern = re.compile(args.only, re.IGNORECASE)
+        indexed = [
+            (i, r) for i, r in indexed if pattern.search(r.text) or pattern.search(r.plugin or "")
+        ]
     if args.half != "all":  # even positions are the tuning half, odd the held-out half
         indexed = [(i, r) for i, r in indexed if (i % 2 == 0) == (args.half == "tuning")]
     with tempfile.TemporaryDirectory() as tmp:
@@ -480,6 +496,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "request": o.request.text,
                 "status": o.status,
                 "called": o.called,
+                "arguments": o.arguments,
                 "text": o.text[:120],
             }
             for o in outcomes
@@ -511,6 +528,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=1, help="model threads")
     parser.add_argument("--k", type=int, default=5, help="candidates per step")
     parser.add_argument("--limit", type=int, default=0, help="only the first N requests")
+    parser.add_argument(
+        "--only",
+        metavar="REGEX",
+        help="only the requests whose text or expected plugin matches REGEX "
+        "(case-insensitive), e.g. 'time-zones|calculator' for two groups",
+    )
     parser.add_argument(
         "--deadline",
         type=float,

@@ -3,6 +3,11 @@ knows each one by how users ask for it, not by its description alone (docs/manif
 
 from __future__ import annotations
 
+import ast
+import re
+from difflib import SequenceMatcher
+from pathlib import Path
+
 import pytest
 from bundled_plugins import RUNTIME, bundled, plugin_target
 
@@ -44,3 +49,40 @@ def test_a_bundled_example_is_one_distinct_request_memory_keeps(plugin_id: str) 
     for text in texts:
         assert len(text.split()) <= MOST_WORDS, text
         assert text.strip().lower() not in descriptor.description.lower(), text
+
+
+def _bench_requests() -> list[str]:
+    """The requests of bench/ask.py, read from its source (importing it would load the
+    benchmark's model stack)."""
+    source = (Path(__file__).parents[2] / "bench" / "ask.py").read_text(encoding="utf-8")
+    return [
+        node.args[0].value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("Request", "NONE")
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ]
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+#: Above this similarity an example is a near copy of a benchmark request ("convert 5 km
+#: to miles" and "Convert 3 km to miles" score 0.95); the bench then measures recall.
+NEAR_COPY = 0.75
+
+
+@pytest.mark.parametrize("plugin_id", IDS)
+def test_no_bundled_example_copies_a_benchmark_request(plugin_id: str) -> None:
+    requests = [_words(r) for r in _bench_requests()]
+    assert len(requests) > 50
+    descriptor = described(plugin_id)
+    texts = [*descriptor.examples, *(t for op in descriptor.operations for t in op.examples)]
+    for text in texts:
+        example = _words(text)
+        closest = max(requests, key=lambda r: SequenceMatcher(None, example, r).ratio())
+        assert SequenceMatcher(None, example, closest).ratio() < NEAR_COPY, (text, closest)

@@ -75,6 +75,140 @@ def test_the_calculator_answers_any_text_with_a_result_or_invalid_parameters(tex
     assert outcome.error is None or outcome.error.code == "invalid_parameters"
 
 
+@pytest.mark.parametrize(
+    ("text", "result"),
+    [
+        ("What is 17.5% of 240?", 42),
+        ("what is 20 percent of 150", 30),
+        ("50%", 0.5),
+        ("10% * 50", 5),
+        ("What is 10 factorial?", 3628800),
+        ("6!", 720),
+        ("factorial of 5", 120),
+        ("what's the remainder of 100 divided by 7", 2),
+        ("the remainder when 50 is divided by 6", 2),
+        ("100 mod 7", 2),
+        ("5 % 3 plus 1", 3),  # '%' before a number stays the remainder
+        ("What is 7 squared plus 3 squared?", 58),
+        ("2 cubed", 8),
+        ("the square of 9", 81),
+        ("square root of 1764", 42),
+        ("√16 + 2²", 8),
+        ("what is 2 to the power of 32", 4294967296),
+        ("3 raised to 4", 81),
+        ("calculate (3 + 4) * 12 / 7", 12),
+        ("17 times 23 plus 4", 395),
+        ("1000 divided by 8", 125),
+        ("6 multiplied by 7 minus 2", 40),
+        ("twenty-three times four", 92),
+        ("three hundred and five minus five", 300),
+        ("2.5 million / 5", 500000),
+        ("1,234,567 + 1", 1234568),
+        ("Add 345, 678 and 912", 1935),
+        ("the sum of 7 squared and 3 squared", 58),
+        ("product of 4, 5 and 6", 120),
+        ("average of 2, 4 and 9", 5),
+        ("subtract 3 from 10", 7),
+        ("difference between 10 and 3", 7),
+        ("divide 96 by 4", 24),
+        ("half of 80", 40),
+        ("gcd of 12 and 18", 6),
+        ("the absolute value of -5", 5),
+        ("round 3.14159 to 2 decimal places", 3.14),
+        ("minus 4 plus 10", 6),
+    ],
+)
+def test_the_calculator_reads_arithmetic_written_in_words(text: str, result: float) -> None:
+    assert data("calculator", "execute", expression=text)["result"] == pytest.approx(result)
+
+
+def test_the_calculator_says_how_it_read_words() -> None:
+    answer = data("calculator", "execute", expression="What is 17.5% of 240?")
+    assert answer["read_as"] == "17.5 / 100 * 240"
+    assert data("calculator", "execute", expression="2 * 3")["read_as"] == "2 * 3"
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "position"),
+    [
+        ("100 degrees celsius in fahrenheit", "degrees", 4),
+        ("split 96 between 4 people", "split", 0),
+        ("3 plus", "", 6),
+        ("7 times (2 + 3", "", 14),
+    ],
+)
+def test_words_the_calculator_cannot_read_are_named_with_their_place(
+    text: str, word: str, position: int
+) -> None:
+    outcome = run("calculator", "execute", expression=text)
+    assert outcome.error is not None and outcome.error.code == "invalid_parameters"
+    assert (outcome.error.details["word"], outcome.error.details["position"]) == (word, position)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "square root of " * 60 + "4",
+        "minus " * 150 + "1",
+        "(" * 300 + "1 plus 1" + ")" * 300,
+        "-" * 999 + "x",
+        "a billion billion billion",
+        "2 to the power of 10000",
+        "1000 factorial",
+    ],
+)
+def test_arithmetic_in_words_is_bounded_as_typed_arithmetic_is(text: str) -> None:
+    assert code("calculator", "execute", expression=text) == "invalid_parameters"
+
+
+_SPOKEN = {"+": "plus", "-": "minus", "*": "times", "/": "divided by"}
+_SPELLED = dict(enumerate((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+    "eighteen", "nineteen",
+)))  # fmt: skip
+
+
+def _spoken(n: int) -> str:
+    return _SPELLED[n] if n < 20 else str(n)
+
+
+@st.composite
+def _sums(draw: st.DrawFn) -> tuple[str, str]:
+    """The same flat arithmetic typed and said: '3 * 4 + 17' and 'three times four plus 17'."""
+    numbers = draw(st.lists(st.integers(0, 99), min_size=1, max_size=6))
+    ops = draw(st.lists(st.sampled_from("+-*/"), min_size=len(numbers) - 1,
+                        max_size=len(numbers) - 1))  # fmt: skip
+    typed, said = [str(numbers[0])], [_spoken(numbers[0])]
+    for op, number in zip(ops, numbers[1:], strict=True):
+        typed += [op, str(number)]
+        said += [_SPOKEN[op], _spoken(number)]
+    return " ".join(typed), " ".join(said)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_sums())
+def test_arithmetic_said_in_words_equals_it_typed(pair: tuple[str, str]) -> None:
+    typed, said = (
+        run("calculator", "execute", expression=pair[0]),
+        run("calculator", "execute", expression=pair[1]),
+    )
+    assert (typed.error is None) == (said.error is None)
+    if typed.error is None:
+        assert said.data["result"] == typed.data["result"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([
+    "plus", "minus", "times", "divided", "by", "of", "percent", "squared", "factorial",
+    "square", "root", "remainder", "sum", "and", ",", "(", ")", "!", "%", "7", "twenty",
+    "three", "hundred", "to", "the", "power", "half", "pi", "sqrt", "round", "x", "-",
+]), max_size=14).map(" ".join))  # fmt: skip
+def test_any_string_of_arithmetic_words_gives_a_number_or_invalid_parameters(text: str) -> None:
+    outcome = run("calculator", "execute", expression=text)
+    assert outcome.error is None or outcome.error.code == "invalid_parameters"
+
+
 # ------------------------------------------------------------------------------ units
 
 
@@ -166,6 +300,77 @@ def test_unknown_zones_and_times_are_invalid_parameters() -> None:
 def test_now_and_zone_search() -> None:
     assert data("time-zones", "now", zone="Asia/Kolkata")["utc_offset"] == "+05:30"
     assert "America/New_York" in data("time-zones", "list_zones", contains="york")["zones"]
+
+
+@pytest.mark.parametrize(
+    ("name", "zone"),
+    [
+        ("Asia/Tokyo", "Asia/Tokyo"),
+        ("asia/kolkata", "Asia/Kolkata"),
+        ("Tokyo", "Asia/Tokyo"),
+        ("new york", "America/New_York"),
+        ("NEW_YORK", "America/New_York"),
+        ("São Paulo", "America/Sao_Paulo"),
+        ("Buenos Aires", "America/Argentina/Buenos_Aires"),  # the listed zone, not the link
+        ("Chicago time", "America/Chicago"),
+        ("Tokyo, Japan", "Asia/Tokyo"),
+        ("India", "Asia/Kolkata"),
+        ("IN", "Asia/Kolkata"),
+        ("Japan", "Asia/Tokyo"),  # the country, not the old zone named Japan
+        ("Singapore", "Asia/Singapore"),
+        ("South Korea", "Asia/Seoul"),
+        ("UK", "Europe/London"),
+        ("Oman", "Asia/Dubai"),  # a country whose zone is another's
+        ("UTC", "UTC"),
+        ("GMT", "UTC"),
+        ("Z", "UTC"),
+        ("UTC+5", "UTC+05:00"),
+        ("gmt-03:30", "UTC-03:30"),
+        ("EST", "EST"),
+    ],
+)
+def test_a_zone_may_be_named_as_people_name_places(name: str, zone: str) -> None:
+    answer = data("time-zones", "now", zone=name)
+    assert (answer["zone"], answer["note"]) == (zone, None)
+
+
+def test_a_country_with_several_zones_uses_the_first_listed_and_says_so() -> None:
+    answer = data("time-zones", "now", zone="United States")
+    assert answer["zone"] == "America/New_York"
+    assert answer["note"] is not None
+
+
+@pytest.mark.parametrize("name", ["Korea", "Mars", "Tokio", "UTC+15", ""])
+def test_a_name_that_is_no_one_place_is_invalid_parameters(name: str) -> None:
+    assert code("time-zones", "now", zone=name) == "invalid_parameters"
+
+
+def test_a_time_converts_between_places_named_by_city_and_country() -> None:
+    answer = data(
+        "time-zones", "convert_time", time="2024-01-15T08:00", from_zone="Sydney",
+        to_zone="Germany",
+    )  # fmt: skip
+    assert answer["time"] == "2024-01-14T22:00:00+01:00"
+    assert answer["zone"] == "Europe/Berlin"
+
+
+@pytest.mark.parametrize(
+    ("time", "source", "utc_hour"),
+    [
+        ("14:00 UTC", "Asia/Tokyo", 14),  # the place in the time wins over from_zone
+        ("9am Lisbon", "UTC", 9),
+        ("3 pm", "Europe/London", 15),
+        ("12am", "UTC", 0),
+    ],
+)
+def test_a_time_may_be_written_as_people_write_it(time: str, source: str, utc_hour: int) -> None:
+    answer = data("time-zones", "convert_time", time=time, from_zone=source, to_zone="UTC")
+    assert answer["time"][11:13] == f"{utc_hour:02d}"
+
+
+def test_zone_search_finds_a_countrys_zones() -> None:
+    found = data("time-zones", "list_zones", contains="Brazil")["zones"]
+    assert "America/Sao_Paulo" in found
 
 
 # ------------------------------------------------------------------------------ text

@@ -75,7 +75,7 @@ def query(data: Any, expression: str) -> QueryResult:
     name="Check a JMESPath expression",
     inline=True,
     examples=(
-        "is people[?age > `30`].name a valid JMESPath expression",
+        "will orders[?total < `50`].id parse as JMESPath",
         "check my JMESPath query before I run it",
         "why does this JMESPath expression fail",
     ),

@@ -1,5 +1,8 @@
 """Safe arithmetic: Python's expression grammar, parsed with ``ast``, a whitelist of nodes.
 
+Text that is not in that grammar ("17.5% of 240", "10 factorial", "seven squared plus
+three squared") is read by :mod:`.words` into the same nodes, then checked the same way.
+
 Nothing is ever passed to ``eval``: names are looked up in a table of constants and math
 functions, attributes, subscripts, comprehensions and every other node are refused. The
 work is bounded: the text's length, the number of nodes, and the size of integers (a
@@ -14,6 +17,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from .words import Unreadable, read
+
 MAX_LENGTH = 1_000
 MAX_NODES = 400
 MAX_INT_BITS = 1_023  # about 308 decimal digits: every result also fits a float
@@ -22,9 +27,14 @@ Number = int | float
 
 
 class CalculationError(ValueError):
-    """The expression is not one this calculator evaluates."""
+    """The expression is not one this calculator evaluates; ``details`` says where the
+    text could not be read, when that is why."""
 
     code = "invalid_parameters"
+
+    def __init__(self, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.details = details or {}
 
 
 def _log(x: Number, base: Number | None = None) -> float:
@@ -84,20 +94,40 @@ _UNARY: dict[type[ast.unaryop], Callable[[Any], Number]] = {
 }
 
 
-def evaluate(expression: str) -> Number:
-    """The value of ``expression``; :class:`CalculationError` for anything else."""
+def parse(expression: str) -> ast.expr:
+    """``expression`` as a tree of the evaluator's grammar: as written when it is one
+    (only known names), else read from words; :class:`CalculationError` when neither."""
     if len(expression) > MAX_LENGTH:
         raise CalculationError(f"the expression is longer than {MAX_LENGTH} characters")
     try:
         # '^' is a power, as calculators read it. Rewritten before parsing: read as
         # Python's XOR it would bind looser than '*' ('2 * 3^2' would be 36, not 18).
-        tree = ast.parse(expression.strip().replace("^", "**"), mode="eval")
-    except SyntaxError as exc:
-        raise CalculationError(f"not an arithmetic expression: {exc.msg}") from None
-    if sum(1 for _ in ast.walk(tree)) > MAX_NODES:
+        body: ast.expr | None = ast.parse(expression.strip().replace("^", "**"), mode="eval").body
+    except (SyntaxError, ValueError):  # ValueError: a NUL character
+        body = None
+    if body is None or not _readable(body):
+        try:
+            body = read(expression, list(FUNCTIONS))
+        except Unreadable as exc:
+            raise CalculationError(
+                f"not an arithmetic expression: {exc}",
+                {"word": exc.word, "position": exc.position},
+            ) from None
+    if sum(1 for _ in ast.walk(body)) > MAX_NODES:
         raise CalculationError("the expression is too long")
+    return body
+
+
+def formula(expression: str) -> str:
+    """The expression as the evaluator reads it, in its own grammar."""
+    return ast.unparse(parse(expression))
+
+
+def evaluate(expression: str) -> Number:
+    """The value of ``expression``; :class:`CalculationError` for anything else."""
+    tree = parse(expression)
     try:
-        value = _eval(tree.body)
+        value = _eval(tree)
     except ZeroDivisionError:
         raise CalculationError("division by zero") from None
     except OverflowError:
@@ -109,6 +139,17 @@ def evaluate(expression: str) -> Number:
     if isinstance(value, float) and not math.isfinite(value):
         raise CalculationError("the result is not a finite number")
     return value
+
+
+def _readable(tree: ast.expr) -> bool:
+    """Written in the grammar: known names only, and no tuple ("1,234 + 1" is a number
+    with a thousands separator, not a pair)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple):
+            return False
+        if isinstance(node, ast.Name) and node.id not in CONSTANTS and node.id not in FUNCTIONS:
+            return False
+    return True
 
 
 def _eval(node: ast.AST) -> Number:

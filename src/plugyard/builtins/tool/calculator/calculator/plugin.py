@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .evaluator import CONSTANTS, FUNCTIONS, MAX_LENGTH, CalculationError, evaluate
+from .evaluator import CONSTANTS, FUNCTIONS, MAX_LENGTH, CalculationError, evaluate, formula
 
 #: Integers beyond this are given as floats in ``result`` (JSON readers lose precision
 #: past it) and exactly in ``text``.
@@ -26,10 +26,12 @@ class CalculatorPlugin:
                     "minLength": 1,
                     "maxLength": MAX_LENGTH,
                     "description": (
-                        "An arithmetic expression: numbers, + - * / // % ** (or ^), "
+                        "The calculation, copied as the request words it: words are "
+                        "read ('12% of 50', '6 factorial', 'remainder of 29 divided by "
+                        "4', '5 squared plus 2 squared', 'nine times six'). Or an "
+                        "arithmetic expression: numbers, + - * / // % ** (or ^), "
                         "parentheses, the constants pi, e, tau and the functions "
-                        f"{', '.join(sorted(FUNCTIONS))}, written with the request's own "
-                        "numbers; a percentage p% of x is p / 100 * x."
+                        f"{', '.join(sorted(FUNCTIONS))}, with the request's own numbers."
                     ),
                 },
                 "precision": {
@@ -47,11 +49,15 @@ class CalculatorPlugin:
             "type": "object",
             "properties": {
                 "expression": {"type": "string", "description": "The expression evaluated."},
+                "read_as": {
+                    "type": "string",
+                    "description": "The expression in the calculator's own grammar, as read.",
+                },
                 "result": {"type": "number", "description": "Its value."},
                 "text": {"type": "string", "description": "The value as text, exact."},
                 "is_integer": {"type": "boolean"},
             },
-            "required": ["expression", "result", "text", "is_integer"],
+            "required": ["expression", "read_as", "result", "text", "is_integer"],
         }
 
     def requires_permission(self) -> list[str]:
@@ -60,9 +66,11 @@ class CalculatorPlugin:
     def execute(self, params: dict[str, Any], context: Any = None, host: Any = None) -> Any:
         expression = str(params.get("expression", ""))
         try:
-            value = evaluate(expression)
+            read_as = formula(expression)
+            value = evaluate(read_as)
         except CalculationError as exc:
-            return {"status": "error", "error": {"code": exc.code, "message": str(exc)}}
+            error = {"code": exc.code, "message": str(exc), "details": exc.details}
+            return {"status": "error", "error": error}
         precision = params.get("precision")
         if isinstance(value, float):
             # 15 significant digits hide binary noise: 0.1 + 0.2 reads 0.3
@@ -72,7 +80,8 @@ class CalculatorPlugin:
         is_integer = isinstance(value, int) or value.is_integer()
         result = float(value) if isinstance(value, int) and abs(value) > SAFE_INTEGER else value
         text = str(value) if isinstance(value, int) else f"{value:.15g}"
-        data = {"expression": expression, "result": result, "text": text, "is_integer": is_integer}
+        data = {"expression": expression, "read_as": read_as, "result": result, "text": text,
+                "is_integer": is_integer}  # fmt: skip
         return {"status": "success", "data": data}
 
     # known-short and bounded: run on the event loop, no thread hop
