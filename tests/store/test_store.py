@@ -12,7 +12,7 @@ from sqlalchemy import func, insert, make_url, select
 
 from plugyard.errors import ERROR_CODES, StoreError
 from plugyard.store import migrate, urls
-from plugyard.store.rawdb import raw_db
+from plugyard.store.rawdb import matching, raw_db
 from plugyard.store.schema import plugins
 from plugyard.store.store import Store
 from plugyard.store.urls import DATABASE_URL_ENV
@@ -186,3 +186,10 @@ def test_a_store_nobody_closed_is_freed_with_its_held_connection() -> None:
         del store
     gc.collect()
     assert [ref() for ref in kept] == [None] * 5
+
+
+def test_filters_left_none_match_any_row() -> None:
+    assert matching(scope=None, owner=None) == ("", {})
+    assert matching(scope="user", owner=None) == (" WHERE scope = :scope", {"scope": "user"})
+    where, values = matching(a=1, b="x")
+    assert where == " WHERE a = :a AND b = :b" and values == {"a": 1, "b": "x"}

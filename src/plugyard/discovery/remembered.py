@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from plugyard.discovery.embedders import Vectors
 from plugyard.discovery.vector_store import from_bytes, to_bytes
-from plugyard.store.rawdb import RawDb, raw_db
+from plugyard.store.rawdb import RawDb, matching, raw_db
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -153,11 +153,9 @@ class SqlRememberedRepository:
         )
 
     def rows(self, plugin_id: str | None = None, doc_id: str | None = None) -> list[Remembered]:
-        where = [f"{name} = :{name}" for name, value in (("plugin_id", plugin_id),
-                 ("doc_id", doc_id)) if value is not None]  # fmt: skip
-        sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id"
+        where, values = matching(plugin_id=plugin_id, doc_id=doc_id)
         with self._db.read() as tx:
-            found = tx.all(sql, {"plugin_id": plugin_id, "doc_id": doc_id})
+            found = tx.all(f"{_SELECT}{where} ORDER BY id", values)
         return [self._row(r) for r in found]
 
     def _row(self, r: tuple[Any, ...]) -> Remembered:

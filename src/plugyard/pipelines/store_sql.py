@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from plugyard.pipelines.store import StoredPipeline, document_hash
 from plugyard.pipelines.trace import PipelineRun, TraceEntry
-from plugyard.store.rawdb import RawDb, json_document, json_in, raw_db, time_in, time_out
+from plugyard.store.rawdb import RawDb, json_document, json_in, matching, raw_db, time_in, time_out
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -89,20 +89,12 @@ class SqlPipelineStore:
     def runs(
         self, pipeline: str | None = None, limit: int = 50, *, subject: str | None = None
     ) -> tuple[PipelineRun, ...]:
-        where = [
-            clause
-            for clause, given in (
-                ("pipeline = :pipeline", pipeline),
-                ("subject = :subject", subject),
-            )
-            if given is not None
-        ]
-        condition = f"WHERE {' AND '.join(where)} " if where else ""
+        condition, values = matching(pipeline=pipeline, subject=subject)
         with self._db.read() as tx:
             rows = tx.all(
-                f"SELECT {_RUN} FROM pipeline_runs {condition}"
+                f"SELECT {_RUN} FROM pipeline_runs{condition} "
                 "ORDER BY started_at DESC, id DESC LIMIT :n",
-                {"pipeline": pipeline, "subject": subject, "n": max(limit, 0)},
+                {**values, "n": max(limit, 0)},
             )
         return tuple(_run(r) for r in rows)
 

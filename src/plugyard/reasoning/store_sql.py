@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from plugyard.reasoning.record import OutcomeRecord
 from plugyard.reasoning.session import Change, Session, Source, Turn
 from plugyard.reasoning.units import dicts, units_of
-from plugyard.store.rawdb import RawDb, json_document, json_in, raw_db, time_in, time_out
+from plugyard.store.rawdb import RawDb, json_document, json_in, matching, raw_db, time_in, time_out
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -156,20 +156,12 @@ class SqlOutcomeStore:
     def records(
         self, *, subject: str | None = None, session_id: str | None = None, limit: int = 50
     ) -> tuple[OutcomeRecord, ...]:
-        where = [
-            clause
-            for clause, given in (
-                ("subject = :subject", subject),
-                ("session_id = :session_id", session_id),
-            )
-            if given is not None
-        ]
-        condition = f"WHERE {' AND '.join(where)} " if where else ""
+        condition, values = matching(subject=subject, session_id=session_id)
         with self._db.read() as tx:
             rows = tx.all(
-                f"SELECT {_OUTCOME} FROM reasoning_outcomes {condition}"
+                f"SELECT {_OUTCOME} FROM reasoning_outcomes{condition} "
                 "ORDER BY recorded_at DESC, request_id DESC LIMIT :n",
-                {"subject": subject, "session_id": session_id, "n": max(limit, 0)},
+                {**values, "n": max(limit, 0)},
             )
         return tuple(_record(r) for r in rows)
 

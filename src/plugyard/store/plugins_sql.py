@@ -12,7 +12,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from plugyard.store.plugins import Check, PluginRow, RemoveCheck, Written
-from plugyard.store.rawdb import RawDb, Tx, json_document, json_in, raw_db, time_in, time_out
+from plugyard.store.rawdb import (
+    RawDb,
+    Tx,
+    json_document,
+    json_in,
+    matching,
+    raw_db,
+    time_in,
+    time_out,
+)
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -60,13 +69,10 @@ class SqlPluginRepository:
     ) -> tuple[PluginRow, ...]:
         # What a start reads goes without the timestamps: parsing them would be half the
         # time of reading 10,000 rows, and a start never looks at them.
-        where = [f"{name} = :{name}" for name, value in (("family", family),
-                 ("source", source)) if value is not None]  # fmt: skip
-        sql = f"SELECT {_COLUMNS if timestamps else _PLAIN_COLUMNS} FROM plugins"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        where, values = matching(family=family, source=source)
+        sql = f"SELECT {_COLUMNS if timestamps else _PLAIN_COLUMNS} FROM plugins{where}"
         with self._db.read() as tx:
-            found = tx.all(sql + " ORDER BY id", {"family": family, "source": source})
+            found = tx.all(sql + " ORDER BY id", values)
         return tuple(_row(r) for r in found)
 
     # writes -------------------------------------------------------------------------

@@ -130,6 +130,15 @@ def time_out(value: Any) -> datetime:
     return found.replace(tzinfo=UTC) if found.tzinfo is None else found.astimezone(UTC)
 
 
+def matching(**given: Any) -> tuple[str, dict[str, Any]]:
+    """A ``WHERE`` clause (with its leading space, or nothing) holding each column given a
+    value to equal, and its parameters: a filter left ``None`` matches any row."""
+    named = {column: value for column, value in given.items() if value is not None}
+    if not named:
+        return "", {}
+    return " WHERE " + " AND ".join(f"{c} = :{c}" for c in named), named
+
+
 def json_document(value: Any) -> Any:
     """:func:`json_out` for large documents (a plugin's descriptor): msgspec reads JSON a
     few times faster; what it refuses (NaN, lone surrogates) the standard module reads."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from plugyard.store.rawdb import RawDb, raw_db
+from plugyard.store.rawdb import RawDb, matching, raw_db
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -73,17 +73,10 @@ class SqlSecretRepository:
         return _row(found) if found is not None else None
 
     def list(self, scope: str | None = None, owner: str | None = None) -> list[SecretRow]:
-        clauses = []
-        if scope is not None:
-            clauses.append("scope = :s")
-        if owner is not None:
-            clauses.append("owner = :o")
-        where = f"WHERE {' AND '.join(clauses)} " if clauses else ""
+        where, values = matching(scope=scope, owner=owner)
         with self._db.read() as tx:
-            rows = tx.all(
-                f"SELECT {_COLUMNS} FROM secrets {where}ORDER BY scope, owner, name",
-                {"s": scope, "o": owner},
-            )
+            rows = tx.all(f"SELECT {_COLUMNS} FROM secrets{where} ORDER BY scope, owner, name",
+                          values)  # fmt: skip
         return [_row(r) for r in rows]
 
     def delete(self, scope: str, owner: str, name: str) -> bool:
