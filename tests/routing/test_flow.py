@@ -274,6 +274,18 @@ def test_an_identical_call_is_made_once(yard: Yard) -> None:
     assert len(fake.requests) == 1
 
 
+def test_one_need_asked_twice_in_one_answer_with_an_optional_extra_is_made_once(
+    yard: Yard,
+) -> None:
+    plain = ("calculator", "execute", {"expression": "7**2 + 3**2"})
+    extra = ("calculator", "execute", {"expression": "7**2 + 3**2", "precision": 2})
+    said = "What is 7 squared plus 3 squared? Round to 2 places"
+    answer, _ = ask(yard, [calls(plain, extra)], said, ("calculator",))
+    assert answer.status == "answered" and answer.text.strip() == "58"
+    assert answer.cost["tool_calls"] == 1
+    assert [s.status for s in answer.steps] == ["success", "repeated"]
+
+
 def test_an_invented_optional_argument_is_not_passed(yard: Yard) -> None:
     # Left out before grounding sees it (llm.calls.tidy), or by grounding with a note:
     # either way the tool's own default applies, never the invented value.

@@ -62,6 +62,16 @@ def is_side_effect(candidate: Candidate) -> bool:
     return candidate.operation.effect in SIDE_EFFECTS
 
 
+def _requires(candidate: Candidate) -> bool:
+    required = candidate.operation.parameters.get("required")
+    return isinstance(required, list) and len(required) > 0
+
+
+def _within(smaller: Mapping[str, Any], larger: Mapping[str, Any]) -> bool:
+    """Every argument of ``smaller`` is in ``larger`` with the same value."""
+    return all(name in larger and larger[name] == value for name, value in smaller.items())
+
+
 @dataclass(slots=True)
 class Calls:
     """The calls of one request, and the evidence its arguments must come from."""
@@ -73,6 +83,8 @@ class Calls:
     outputs: list[Any] = field(default_factory=list)
     made: dict[str, Result] = field(default_factory=dict)
     count: int = 0
+    round: int = 0  # the model answer the calls being made come from
+    _this_round: list[tuple[Candidate, dict[str, Any], Result]] = field(default_factory=list)
 
     def evidence(self) -> Evidence:
         return Evidence.of(self.texts, self.outputs)
@@ -92,9 +104,23 @@ class Calls:
     def after_output(self) -> bool:
         return bool(self.outputs)
 
-    def repeat(self, candidate: Candidate, arguments: Mapping[str, Any]) -> Result | None:
-        """The result of an identical call already made in this request."""
-        return self.made.get(self._digest(candidate, arguments))
+    def repeat(self, candidate: Candidate, arguments: Mapping[str, Any],
+               round: int = 0) -> Result | None:  # fmt: skip
+        """The result of a call already made in this request for the same need: an
+        identical call, or one in the same model answer (``round``) to the same operation
+        that only adds optional arguments to it or leaves some out, when the operation
+        requires arguments ("7 squared plus 3 squared" asked as two calls, the second
+        with a ``precision``). Across answers only an identical call repeats: a later
+        answer may page on with an optional argument."""
+        found = self.made.get(self._digest(candidate, arguments))
+        if found is not None or round != self.round or not _requires(candidate):
+            return found
+        for earlier, given, result in self._this_round:
+            same = (earlier.plugin_id, earlier.operation.id) == (
+                candidate.plugin_id, candidate.operation.id)  # fmt: skip
+            if same and (_within(given, arguments) or _within(arguments, given)):
+                return result
+        return None
 
     def hold(self, candidate: Candidate, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """A side effect held back for the caller to confirm: an approval receipt bound to
@@ -123,7 +149,13 @@ class Calls:
         if result.ran_ok:
             self.made[self._digest(candidate, arguments)] = result
             self.outputs.append(result.data)
+            self._this_round.append((candidate, dict(arguments), result))
         return result
+
+    def next_round(self, round: int) -> None:
+        """Calls from here on come from model answer ``round``."""
+        if round != self.round:
+            self.round, self._this_round = round, []
 
     def _digest(self, candidate: Candidate, arguments: Mapping[str, Any]) -> str:
         return request_digest(candidate.plugin_id, candidate.operation.id, dict(arguments),

@@ -164,6 +164,7 @@ class Loop:
             calls = _with_ids(answer.tool_calls, number)
             messages.append(Message("assistant", answer.text, tool_calls=calls))
             self._retry = False
+            self.calls.next_round(number)
             for call in calls:
                 output, ending = await self._act(call, number)
                 messages.append(Message("tool", output, tool_call_id=call.id))
@@ -253,7 +254,7 @@ class Loop:
             output = refused_output("pending_confirmation", "held for the user's confirmation; "
                                     f"it has not run (action {held.get('action_id')})")  # fmt: skip
             return output, Ending("pending_confirmation", text, pending=held)
-        earlier = calls.repeat(candidate, arguments)
+        earlier = calls.repeat(candidate, arguments, number)
         if earlier is not None:
             self.record(candidate, "repeated", call=call, round=number, arguments=arguments,
                          notes=("an identical call already ran in this request; "
