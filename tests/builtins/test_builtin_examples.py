@@ -86,3 +86,33 @@ def test_no_bundled_example_copies_a_benchmark_request(plugin_id: str) -> None:
         example = _words(text)
         closest = max(requests, key=lambda r: SequenceMatcher(None, example, r).ratio())
         assert SequenceMatcher(None, example, closest).ratio() < NEAR_COPY, (text, closest)
+
+
+def _described_texts(descriptor: PluginDescriptor) -> list[str]:
+    """Every description the model or discovery reads: the plugin's, each operation's
+    and each parameter's."""
+    texts = [descriptor.description]
+    for op in descriptor.operations:
+        texts.append(op.description)
+        properties = op.parameters.get("properties")
+        if isinstance(properties, dict):
+            texts += [str(p.get("description", "")) for p in properties.values()
+                      if isinstance(p, dict)]  # fmt: skip
+    return [t for t in texts if t]
+
+
+@pytest.mark.parametrize("plugin_id", IDS)
+def test_no_bundled_description_copies_a_benchmark_request(plugin_id: str) -> None:
+    # A description's "questions like …" and "e.g. …" are read by the model before it
+    # writes a call: a benchmark value there would be copied, and counted right.
+    bench = _bench_requests()
+    requests = [_words(r) for r in bench]
+    quoted = {q for r in bench for q in re.findall(r"[\"“]([^\"”]{6,})[\"”]", r)}
+    for text in _described_texts(described(plugin_id)):
+        assert not [q for q in quoted if q in text], text
+        for part in re.split(r"[,.;:()]| or ", text):
+            words = _words(part)
+            if len(words.split()) < 4:
+                continue
+            closest = max(requests, key=lambda r: SequenceMatcher(None, words, r).ratio())
+            assert SequenceMatcher(None, words, closest).ratio() < NEAR_COPY, (part, closest)

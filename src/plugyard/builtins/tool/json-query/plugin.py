@@ -22,7 +22,7 @@ json_query = plugin(
         "project values without writing code."
     ),
     description_long=(
-        "JMESPath is the query language of the AWS CLI: people[?age > `30`].name filters "
+        "JMESPath is the query language of the AWS CLI: orders[?total > `100`].id filters "
         "and projects, length(items) counts, sort_by(items, &price)[0] finds the cheapest, "
         "{name: name, total: sum(orders[].amount)} reshapes."
     ),
@@ -58,7 +58,7 @@ def query(data: Any, expression: str) -> QueryResult:
 
     Args:
         data: The JSON document to query (any JSON value).
-        expression: A JMESPath expression, e.g. people[?age > `30`].name.
+        expression: A JMESPath expression, e.g. orders[?total > `100`].id.
 
     Returns:
         The value the expression selects, null when nothing matches.

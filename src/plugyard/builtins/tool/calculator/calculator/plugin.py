@@ -27,8 +27,8 @@ class CalculatorPlugin:
                     "maxLength": MAX_LENGTH,
                     "description": (
                         "The calculation, copied as the request words it: words are "
-                        "read ('12% of 50', '6 factorial', 'remainder of 29 divided by "
-                        "4', '5 squared plus 2 squared', 'nine times six'). Or an "
+                        "read ('half of 90', '3 cubed minus 1', 'average of 4, 8 "
+                        "and 9', 'twelve times eleven'). Or an "
                         "arithmetic expression: numbers, + - * / // % ** (or ^), "
                         "parentheses, the constants pi, e, tau and the functions "
                         f"{', '.join(sorted(FUNCTIONS))}, with the request's own numbers."
