@@ -286,6 +286,15 @@ def test_one_need_asked_twice_in_one_answer_with_an_optional_extra_is_made_once(
     assert [s.status for s in answer.steps] == ["success", "repeated"]
 
 
+def test_two_calls_with_the_same_output_answer_once(yard: Yard) -> None:
+    words = ("calculator", "execute", {"expression": "7 squared plus 3 squared"})
+    typed = ("calculator", "execute", {"expression": "7**2 + 3**2"})
+    said = "What is 7 squared plus 3 squared?"
+    answer, _ = ask(yard, [calls(words, typed)], said, ("calculator",))
+    assert answer.status == "answered" and answer.text.strip() == "58"
+    assert answer.cost["tool_calls"] == 2  # both ran: only the answer says it once
+
+
 def test_an_invented_optional_argument_is_not_passed(yard: Yard) -> None:
     # Left out before grounding sees it (llm.calls.tidy), or by grounding with a note:
     # either way the tool's own default applies, never the invented value.

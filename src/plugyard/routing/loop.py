@@ -184,13 +184,19 @@ class Loop:
         return Ending("none", reply)
 
     def answered(self, status: Status = "answered", **extra: Any) -> Ending:
-        if not self.outputs:
+        # Two calls whose outputs read the same (one sum written two ways) answer once;
+        # what each returned stays in the trace.
+        first: dict[str, tuple[str, Any]] = {}
+        for text, data in self.outputs:
+            first.setdefault(text, (text, data))
+        outputs = list(first.values())
+        if not outputs:
             return Ending(status, **extra)
-        if len(self.outputs) == 1:
-            text, data = self.outputs[0]
+        if len(outputs) == 1:
+            text, data = outputs[0]
             return Ending(status, text, data, **extra)
-        text = "\n".join(t for t, _ in self.outputs)
-        return Ending(status, text, [d for _, d in self.outputs], **extra)
+        text = "\n".join(t for t, _ in outputs)
+        return Ending(status, text, [d for _, d in outputs], **extra)
 
     # ------------------------------------------------------------------ one call
 
