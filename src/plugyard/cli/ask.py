@@ -17,7 +17,7 @@ import sys
 
 import click
 
-from plugyard.cli.output import emit, json_option
+from plugyard.cli.output import emit, emit_result, json_option
 from plugyard.cli.plugins import open_yard
 from plugyard.routing import Answer, Step
 from plugyard.routing.flow import DEFAULT_K, DEFAULT_MAX_STEPS
@@ -108,13 +108,4 @@ def confirm_command(
     with open_yard(ctx) as yard:
         vouched = roles if subject else None
         result = asyncio.run(yard.router.confirm(receipt, subject=subject, roles=vouched))
-    if as_json:
-        emit(result.to_dict(), True)
-    elif result.error is not None:
-        click.echo(f"{result.status}: {result.error.code}: {result.error.message}", err=True)
-    else:
-        if result.status != "success":
-            click.echo(f"{result.status}:", err=True)  # pending_approval: an approver decides
-        emit(result.data, False)
-    if not result.ok:
-        sys.exit(1)
+    emit_result(result, as_json)

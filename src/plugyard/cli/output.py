@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from plugyard.execution.result import Result
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,6 +56,22 @@ def emit(data: Any, as_json: bool) -> None:
 
     text = yaml.safe_dump(plain, sort_keys=False, allow_unicode=True, default_flow_style=False)
     click.echo(text.rstrip("\n"))
+
+
+def emit_result(result: Result, as_json: bool) -> None:
+    """An executor's result as ``plugyard call`` prints it: the whole envelope as JSON,
+    else the error on stderr or the data (a status other than success named first);
+    exits 1 unless the call succeeded."""
+    if as_json:
+        emit(result.to_dict(), True)
+    elif result.error is not None:
+        click.echo(f"{result.status}: {result.error.code}: {result.error.message}", err=True)
+    else:
+        if result.status != "success":
+            click.echo(f"{result.status}:", err=True)  # pending_approval, a family status …
+        emit(result.data, False)
+    if not result.ok:
+        sys.exit(1)
 
 
 def fail(code: str, message: str, as_json: bool, status: int = 1) -> None:

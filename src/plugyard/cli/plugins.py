@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from plugyard.cli.output import emit, fail, input_option, json_option, read_input
+from plugyard.cli.output import emit, emit_result, fail, input_option, json_option, read_input
 from plugyard.errors import PlugyardError
 from plugyard.manifest.model import FAMILIES
 from plugyard.registry.listing import grouped, summary
@@ -143,13 +143,4 @@ def call_command(
         result = asyncio.run(
             yard.call(plugin_id, operation, params, timeout_ms=timeout_ms, debug=debug)
         )
-    if as_json:
-        emit(result.to_dict(), True)
-    elif result.error is not None:
-        click.echo(f"{result.status}: {result.error.code}: {result.error.message}", err=True)
-    else:
-        if result.status != "success":
-            click.echo(f"{result.status}:", err=True)  # pending_approval, a family status …
-        emit(result.data, False)
-    if not result.ok:
-        sys.exit(1)
+    emit_result(result, as_json)
