@@ -83,8 +83,8 @@ class Calls:
     outputs: list[Any] = field(default_factory=list)
     made: dict[str, Result] = field(default_factory=dict)
     count: int = 0
-    round: int = 0  # the model answer the calls being made come from
-    _this_round: list[tuple[Candidate, dict[str, Any], Result]] = field(default_factory=list)
+    #: The calls made for the model's current answer (``next_answer`` starts anew).
+    _this_answer: list[tuple[Candidate, dict[str, Any], Result]] = field(default_factory=list)
 
     def evidence(self) -> Evidence:
         return Evidence.of(self.texts, self.outputs)
@@ -104,18 +104,17 @@ class Calls:
     def after_output(self) -> bool:
         return bool(self.outputs)
 
-    def repeat(self, candidate: Candidate, arguments: Mapping[str, Any],
-               round: int = 0) -> Result | None:  # fmt: skip
+    def repeat(self, candidate: Candidate, arguments: Mapping[str, Any]) -> Result | None:
         """The result of a call already made in this request for the same need: an
-        identical call, or one in the same model answer (``round``) to the same operation
+        identical call, or one in the same model answer to the same operation
         that only adds optional arguments to it or leaves some out, when the operation
         requires arguments ("7 squared plus 3 squared" asked as two calls, the second
         with a ``precision``). Across answers only an identical call repeats: a later
         answer may page on with an optional argument."""
         found = self.made.get(self._digest(candidate, arguments))
-        if found is not None or round != self.round or not _requires(candidate):
+        if found is not None or not _requires(candidate):
             return found
-        for earlier, given, result in self._this_round:
+        for earlier, given, result in self._this_answer:
             same = (earlier.plugin_id, earlier.operation.id) == (
                 candidate.plugin_id, candidate.operation.id)  # fmt: skip
             if same and (_within(given, arguments) or _within(arguments, given)):
@@ -149,13 +148,12 @@ class Calls:
         if result.ran_ok:
             self.made[self._digest(candidate, arguments)] = result
             self.outputs.append(result.data)
-            self._this_round.append((candidate, dict(arguments), result))
+            self._this_answer.append((candidate, dict(arguments), result))
         return result
 
-    def next_round(self, round: int) -> None:
-        """Calls from here on come from model answer ``round``."""
-        if round != self.round:
-            self.round, self._this_round = round, []
+    def next_answer(self) -> None:
+        """Calls from here on come from the model's next answer."""
+        self._this_answer = []
 
     def _digest(self, candidate: Candidate, arguments: Mapping[str, Any]) -> str:
         return request_digest(candidate.plugin_id, candidate.operation.id, dict(arguments),

@@ -164,7 +164,7 @@ class Loop:
             calls = _with_ids(answer.tool_calls, number)
             messages.append(Message("assistant", answer.text, tool_calls=calls))
             self._retry = False
-            self.calls.next_round(number)
+            self.calls.next_answer()
             for call in calls:
                 output, ending = await self._act(call, number)
                 messages.append(Message("tool", output, tool_call_id=call.id))
@@ -260,7 +260,7 @@ class Loop:
             output = refused_output("pending_confirmation", "held for the user's confirmation; "
                                     f"it has not run (action {held.get('action_id')})")  # fmt: skip
             return output, Ending("pending_confirmation", text, pending=held)
-        earlier = calls.repeat(candidate, arguments, number)
+        earlier = calls.repeat(candidate, arguments)
         if earlier is not None:
             self.record(candidate, "repeated", call=call, round=number, arguments=arguments,
                          notes=("an identical call already ran in this request; "
