@@ -30,6 +30,7 @@ from plugyard.governance.core import Governance
 from plugyard.governance.digest import request_digest
 from plugyard.routing.choice import Candidate
 from plugyard.routing.grounding import Evidence, Ungrounded, check, described_text, normalise
+from plugyard.routing.retrieve import takes_values
 from plugyard.runtimes.base import CallContext
 
 #: Operations with these effects wait for the caller's confirmation when tool output
@@ -60,11 +61,6 @@ class Grounded:
 
 def is_side_effect(candidate: Candidate) -> bool:
     return candidate.operation.effect in SIDE_EFFECTS
-
-
-def _requires(candidate: Candidate) -> bool:
-    required = candidate.operation.parameters.get("required")
-    return isinstance(required, list) and len(required) > 0
 
 
 def _within(smaller: Mapping[str, Any], larger: Mapping[str, Any]) -> bool:
@@ -112,7 +108,7 @@ class Calls:
         with a ``precision``). Across answers only an identical call repeats: a later
         answer may page on with an optional argument."""
         found = self.made.get(self._digest(candidate, arguments))
-        if found is not None or not _requires(candidate):
+        if found is not None or not takes_values(candidate.operation):
             return found
         for earlier, given, result in self._this_answer:
             same = (earlier.plugin_id, earlier.operation.id) == (
