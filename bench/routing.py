@@ -129,7 +129,8 @@ async def decide(yard: Yard, query: str, model: Any, k: int) -> Decided:
     offer = Offer.of(candidates)
     request = ChatRequest.of(("user", query), tools=offer.tools, max_tokens=MAX_TOKENS,
                              deadline_s=DEADLINE_S)  # fmt: skip
-    answer = await respond(model, request)
+    # As the routing loop asks: retrieval's first is favoured (routing/loop.py).
+    answer = await respond(model, request, favoured=offer.tools[0]["function"]["name"])
     if not answer.tool_calls:
         return Decided("none", None, first)
     chosen = offer.by_name.get(answer.tool_calls[0].name)

@@ -31,7 +31,7 @@ from plugyard.llm.calls import (
     Tool,
     _choice_schema,
     _chosen,
-    _none_margin,
+    _margin,
     _prompt,
 )
 from plugyard.llm.embedded import EmbeddedChatModel
@@ -55,7 +55,7 @@ async def choose(model: EmbeddedChatModel, entry: dict[str, Any]) -> tuple[str, 
     chosen = _chosen(answer, names, NONE)
     if not isinstance(chosen, str):
         return (NONE if chosen is None else "calls"), math.inf, answer.text
-    return chosen, _none_margin(answer, chosen, NONE), answer.text
+    return chosen, _margin(answer, NONE, chosen), answer.text
 
 
 async def main() -> None:

@@ -79,3 +79,12 @@ def test_the_relevance_floor_says_nothing_relevant_for_what_no_plugin_does(
             assert len(y.search(request, k=3)) == 3
         kept = y.search("convert 3 km to miles", k=3, filters=floor)
         assert kept and kept[0].plugin_id == "unit-convert" and kept[0].relevant
+
+
+def test_a_plugin_is_relevant_when_any_of_its_entries_clears_the_floor(tmp_path: Path) -> None:
+    """"How many inches is 30 cm" is short and mostly symbols: the converter's operation
+    entry ranks first on meaning but under the floor, while its plugin entry names
+    "inches" and "cm" among its units; the plugin is relevant either way."""
+    with yard(tmp_path, "minilm") as y:
+        [found] = y.search("how many inches is 30 cm", k=1, filters=Filters(relevant_only=True))
+        assert (found.plugin_id, found.operation) == ("unit-convert", "convert")

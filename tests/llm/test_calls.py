@@ -307,3 +307,79 @@ def test_a_server_without_log_probabilities_leaves_the_models_choice() -> None:
     done, _ = answer([Reply.choice("get_weather"), Reply.calls(("get_weather", {"city": "Oslo"}))],
                      WEATHER)  # fmt: skip
     assert [c.name for c in done.tool_calls] == ["get_weather"]
+
+
+# ------------------------------------------------------------------ the favoured tool
+
+
+def favouring(script: Sequence[Reply], favoured: str, user: str = "Weather in Oslo?"
+              ) -> ChatAnswer:  # fmt: skip
+    async def main() -> ChatAnswer:
+        async with FakeModelServer(script) as fake:
+            model = OpenAIChatModel(fake.base_url, "fake-model", retry=FAST)
+            request = ChatRequest.of(("user", user), tools=(WEATHER, CONVERT))
+            return await respond(model, request, favoured=favoured)
+
+    return asyncio.run(main())
+
+
+def spelled_choice(chosen: str, logprobs: dict[str, float]) -> Reply:
+    steps: list[dict[str, float]] = [{token: -0.01} for token in _SPELLED]
+    steps[4] = logprobs
+    return Reply.json({"tool": chosen, "calls": 1}, top_logprobs=tuple(steps))
+
+
+def test_another_tool_than_the_favoured_one_needs_a_clear_lead() -> None:
+    faint = spelled_choice("get_weather", {"get": -0.3, "convert": -0.9, "none": -6.0})
+    done = favouring([faint, Reply.calls(("convert", {"value": 3, "unit": "km"}))], "convert",
+                     user="3 km")  # fmt: skip
+    assert [c.name for c in done.tool_calls] == ["convert"]
+    clear = spelled_choice("get_weather", {"get": -0.3, "convert": -4.0, "none": -6.0})
+    done = favouring([clear, Reply.calls(("get_weather", {"city": "Oslo"}))], "convert")
+    assert [c.name for c in done.tool_calls] == ["get_weather"]
+
+
+def test_none_against_the_favoured_tool_needs_a_clear_lead() -> None:
+    faint = spelled_choice("none", {"none": -0.4, "convert": -0.8, "get": -5.0})
+    done = favouring([faint, Reply.calls(("convert", {"value": 3, "unit": "km"}))], "convert",
+                     user="3 km")  # fmt: skip
+    assert [c.name for c in done.tool_calls] == ["convert"]
+    clear = spelled_choice("none", {"none": -0.1, "convert": -5.0, "get": -5.0})
+    done = favouring([clear, Reply.text("Nothing here books flights.")], "convert",
+                     user="Book a flight")  # fmt: skip
+    assert done.tool_calls == () and done.text == "Nothing here books flights."
+
+
+def test_without_log_probabilities_the_models_choice_stands_against_the_favoured() -> None:
+    done = favouring([Reply.choice("get_weather"), Reply.calls(("get_weather", {"city": "Oslo"}))],
+                     "convert")  # fmt: skip
+    assert [c.name for c in done.tool_calls] == ["get_weather"]
+
+
+def test_two_names_that_begin_alike_are_weighed_where_they_part() -> None:
+    search = tool("product_search", q={"type": "string"})
+    compare = tool("product_compare", q={"type": "string"})
+
+    def chosen(search_logprob: float) -> list[str]:
+        tokens = ('{"', "tool", '":', ' "', "product", "_compare", '",')
+        steps: list[dict[str, float]] = [{token: -0.01} for token in tokens]
+        steps[4] = {"product": -0.1, "none": -5.0}
+        steps[5] = {"_compare": -0.5, "_search": search_logprob}
+        choice = Reply.json({"tool": "product_compare", "calls": 1}, top_logprobs=tuple(steps))
+
+        # The server calls whatever the call step names: the schema's constant.
+        expected = "product_search" if search_logprob > -1.5 else "product_compare"
+
+        async def main() -> ChatAnswer:
+            async with FakeModelServer([choice, Reply.calls((expected, {"q": "tv"}))]) as fake:
+                model = OpenAIChatModel(fake.base_url, "fake-model", retry=FAST)
+                request = ChatRequest.of(("user", "tv"), tools=(search, compare))
+                done = await respond(model, request, favoured="product_search")
+                name = schema_of(fake.requests[1])["prefixItems"][0]["properties"]["name"]
+                assert name == {"const": expected}
+                return done
+
+        return [c.name for c in asyncio.run(main()).tool_calls]
+
+    assert chosen(-0.9) == ["product_search"]  # the model's lead of 0.4 is too faint
+    assert chosen(-4.0) == ["product_compare"]

@@ -63,6 +63,23 @@ def test_none_of_these_asks_for_no_text(yard: Yard) -> None:
     assert answer.steps[0].status == "none" and len(fake.requests) == 1
 
 
+def test_a_faint_none_against_retrievals_first_match_calls_it(yard: Yard) -> None:
+    """The model wrote "none", but hardly likelier than the first candidate: retrieval's
+    first match stands; a clear "none" is kept."""
+    tokens = ('{"', "tool", '":', ' "', "none", '",')
+
+    def choice(calculator: float) -> Reply:
+        steps: list[dict[str, float]] = [{token: -0.01} for token in tokens]
+        steps[4] = {"none": -0.4, "calcul": calculator}
+        return Reply.json({"tool": "none", "calls": 0}, top_logprobs=tuple(steps))
+
+    call = Reply.calls(("calculator", {"expression": "6*7"}))
+    answer, _ = ask(yard, [choice(-0.9), call], "6*7", ("calculator",))
+    assert answer.status == "answered" and answer.data["result"] == 42
+    answer, fake = ask(yard, [choice(-5.0)], "6*7", ("calculator",))
+    assert answer.status == "none" and len(fake.requests) == 1
+
+
 def test_nothing_the_caller_may_call_is_none_without_asking_the_model(yard: Yard) -> None:
     answer, fake = ask(yard, [], "what is 2+2", ("calculator",), subject="nobody", roles=())
     assert answer.status == "none" and not fake.requests

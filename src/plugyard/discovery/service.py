@@ -221,8 +221,14 @@ class DiscoveryService:
         self, index: SyncedIndex, hits: list[Hit], k: int, visible: _Visibility
     ) -> list[Match]:
         best: dict[str, tuple[Hit, str | None]] = {}
+        # A plugin is relevant when any of its entries clears the floor: its own entry
+        # lists what its operations' entries do not ("ft", "cm" in a unit converter's
+        # long description), while an operation's entry may score higher on meaning.
+        cleared: set[str] = set()
         for hit in hits:  # best first: the first entry of a plugin sets its score
             key = index.key(hit.doc_id)
+            if hit.relevant:
+                cleared.add(key.plugin_id)
             seen = best.get(key.plugin_id)
             if seen is None:
                 if len(best) < k:
@@ -252,7 +258,7 @@ class DiscoveryService:
                 else:
                     why = f"plugin: {why}"
             # What answered similar requests is relevant whatever its text says.
-            relevant = hit.relevant or bool(memory is not None and memory.similar)
+            relevant = plugin_id in cleared or bool(memory is not None and memory.similar)
             out.append(Match(plugin, operation, hit.score, why, relevant))
         return out
 

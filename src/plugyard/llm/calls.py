@@ -35,7 +35,7 @@ from typing import Any
 from plugyard.llm.errors import LlmError, timed_out
 from plugyard.llm.model import ChatModel
 from plugyard.llm.stated import numbers_in, percents_in, stem, words_in
-from plugyard.llm.types import ChatAnswer, ChatRequest, Message, ToolCall, Usage
+from plugyard.llm.types import ChatAnswer, ChatRequest, Message, TokenLogprob, ToolCall, Usage
 
 #: The choice that means "no tool serves this, answer in text".
 NONE = "none"
@@ -51,6 +51,14 @@ CHOICE_LOGPROBS = 20
 #: and on MetaTool (bench/labs/BFCL_LAB.md), so with the embedded default it only
 #: overrides a choice when "none" is at least as likely; a stronger model may earn more.
 NONE_MARGIN = 0.0
+#: Another tool than the favoured one (retrieval's first), or none, is chosen only when
+#: it is at least this much more likely (log-probability, where the names part) than the
+#: favoured one. A 0.5B model's own choice among retrieval's candidates lost to
+#: retrieval's first match on MetaTool (0.417 against 0.733) and on Seal-Tools, mostly
+#: by choosing none for a request the first candidate serves; margins of 1.5 to 3 did
+#: equally well on the tuning halves of MetaTool, Seal-Tools and bench/ask.py
+#: (bench/labs/ROUTING_LAB.md, "Favouring retrieval's first").
+FAVOURED_MARGIN = 2.0
 
 _TOOLS_INTRO = (
     "You have these functions. Each is a JSON object with its name, what it does and "
@@ -100,12 +108,16 @@ class Tool:
         )
 
 
-async def respond(model: ChatModel, request: ChatRequest, *, text: bool = True) -> ChatAnswer:
+async def respond(
+    model: ChatModel, request: ChatRequest, *, text: bool = True, favoured: str | None = None
+) -> ChatAnswer:
     """``request`` answered by ``model``: its tool calls (``finish_reason`` is
     ``tool_calls``) or its text. The answer's ``llm_calls``, ``usage`` and
     ``duration_ms`` count every call made. Without tools, one plain call. ``text=False``:
     a caller that writes its own answer when no tool serves gets no calls and no text
-    then, and the model is not asked to write one."""
+    then, and the model is not asked to write one. ``favoured``: the tool the caller's
+    own ranking puts first (retrieval's best match); the model's choice of another tool,
+    or of none, stands only when it is :data:`FAVOURED_MARGIN` more likely."""
     if not request.tools:
         return await model.chat(request)
     tools = [Tool.of(t) for t in request.tools]
@@ -130,8 +142,13 @@ async def respond(model: ChatModel, request: ChatRequest, *, text: bool = True) 
     answer = await model.chat(choose)
     answers.append(answer)
     chosen = _chosen(answer, names, none)
-    if isinstance(chosen, str) and _none_margin(answer, chosen, none) >= -NONE_MARGIN:
+    if isinstance(chosen, str) and (m := _margin(answer, none, chosen)) is not None \
+            and m >= -NONE_MARGIN:  # fmt: skip
         chosen = None  # "none" was nearly as likely as the tool: no tool serves this
+    if favoured in names and not isinstance(chosen, tuple) and chosen != favoured:
+        lead = _margin(answer, chosen or none, favoured)
+        if lead is not None and lead < FAVOURED_MARGIN:
+            chosen = favoured  # the model's preference was too faint to overrule it
     count = _count(answer)
     if isinstance(chosen, tuple):  # the server ignored the schema and wrote calls
         return _merged(answers, answer, _tidied(chosen, tools, request), started)
@@ -441,30 +458,50 @@ def _grounded(value: Any, schema: Mapping[str, Any], said: _Said) -> bool:
 # ------------------------------------------------------------------ reading answers
 
 
-def _none_margin(answer: ChatAnswer, chosen: str, none: str) -> float:
-    """log P(none) − log P(chosen) at the token where the choice's value begins, read
-    from the alternatives the server returned; −inf when it returned none (the model's
-    choice then stands)."""
+def _margin(answer: ChatAnswer, name: str, other: str) -> float | None:
+    """log P(name) − log P(other) where the two names part, read from the alternatives
+    the server returned for each token of the choice's value: at its first token for
+    two unlike names, further on for two that begin alike ("product-search" and
+    "product-compare" part after "product-"), following the value the model wrote.
+    +inf when only ``name`` is among the alternatives there, −inf when only ``other``
+    is; ``None`` when they cannot be told apart (the model's own choice then stands)."""
     at = _value_start(answer)
     if at is None:
-        return -math.inf
-    alternatives = answer.top_logprobs[at]
+        return None
+    value = answer.text[answer.text.index('"tool"') :].split('"', 3)[-1]
+    prefix = ""
+    for alternatives in answer.top_logprobs[at:]:
+        if not (name.startswith(prefix) and other.startswith(prefix)):
+            return None
+        mine = _likeliest(alternatives, prefix, name, other)
+        theirs = _likeliest(alternatives, prefix, other, name)
+        if mine > -math.inf or theirs > -math.inf:
+            return mine - theirs  # ±inf when only one of them is among the alternatives
+        written = [a for a in alternatives if a.token and value.startswith(prefix + a.token)]
+        if not written:
+            return None
+        prefix += max(written, key=lambda a: a.logprob).token
+    return None
 
-    def best(name: str) -> float:
-        # A name's first token: the likeliest alternative that begins it. A token that
-        # also begins the other name says nothing between the two, so it is not counted.
-        other = none if name == chosen else chosen
-        found = [
-            a.logprob
-            for a in alternatives
-            if (t := a.token.strip()) and name.startswith(t) and not other.startswith(t)
-        ]
-        return max(found, default=-math.inf)
 
-    yes, no = best(chosen), best(none)
-    if yes == -math.inf:
-        return 0.0 if no > -math.inf else -math.inf
-    return no - yes
+def _likeliest(alternatives: Sequence[TokenLogprob], prefix: str, one: str, two: str) -> float:
+    """The log-probability of the likeliest alternative that goes on from ``prefix``
+    along the name ``one`` and not along ``two``; −inf when there is none."""
+    found = [
+        a.logprob
+        for a in alternatives
+        if (piece := prefix + (a.token if prefix else a.token.lstrip())) != prefix
+        and _along(one, piece)
+        and not _along(two, piece)
+    ]
+    return max(found, default=-math.inf)
+
+
+def _along(name: str, piece: str) -> bool:
+    """Whether ``piece`` of a choice's JSON value spells the start of ``name`` (its
+    last token may run on into the closing quote)."""
+    whole = f'{name}"'
+    return whole.startswith(piece) or piece.startswith(whole)
 
 
 def _value_start(answer: ChatAnswer) -> int | None:

@@ -153,7 +153,7 @@ class Loop:
         for number in range(1, self.max_rounds + (2 if by_model else 1)):
             last = by_model and number > self.max_rounds
             tools = (*self.client_tools, *(() if last else self.offer.tools))
-            answer = await self._decide(messages, tools)
+            answer = await self._decide(messages, tools, self._favoured(number))
             theirs = tuple(c for c in answer.tool_calls if c.name in self.reserved)
             if theirs:  # none of the yard's calls of that answer is made
                 return Ending("client", answer=answer, client_calls=theirs)
@@ -362,8 +362,17 @@ class Loop:
             options["max_tokens"] = self.reply_tokens
         return options
 
-    async def _decide(self, messages: Sequence[Message],
-                      tools: tuple[Mapping[str, Any], ...]) -> ChatAnswer:  # fmt: skip
+    def _favoured(self, number: int) -> str | None:
+        """Retrieval's first match, for the request's first decision: the model's choice
+        of another candidate, or of none, needs a clear lead over it (llm/calls.py).
+        Not after a tool output (then "none" means the request is answered), nor beside
+        a client's own tools, which retrieval did not rank."""
+        if number != 1 or self.client_tools or not self.offer.tools:
+            return None
+        return str(self.offer.tools[0]["function"]["name"])
+
+    async def _decide(self, messages: Sequence[Message], tools: tuple[Mapping[str, Any], ...],
+                      favoured: str | None = None) -> ChatAnswer:  # fmt: skip
         """The model's answer: calls or text. ``llm_invalid_answer`` (it chose a tool
         and wrote no call) is asked once more in the ask flow's repair round."""
         while True:
@@ -372,7 +381,8 @@ class Loop:
                                       schema_name=self.schema_name, tools=tools or None,
                                       **self._options())  # fmt: skip
                 # Ask composes its own answer: no words are written when nothing fits.
-                return await self._chat(request, text=self.answers_with == "model")
+                return await self._chat(request, text=self.answers_with == "model",
+                                        favoured=favoured)  # fmt: skip
             except OutOfTokens:
                 self.record(None, "step_limit", notes=("the token budget is spent",))
                 raise
@@ -385,13 +395,14 @@ class Loop:
                     self.record(None, "error", error_code=exc.code)
                 raise
 
-    async def _chat(self, request: ChatRequest, *, text: bool = True) -> ChatAnswer:
+    async def _chat(self, request: ChatRequest, *, text: bool = True,
+                    favoured: str | None = None) -> ChatAnswer:  # fmt: skip
         if self.max_tokens is not None and self.tokens >= self.max_tokens:
             raise OutOfTokens
         started = time.perf_counter()
         try:
             # Calls come back as calls whatever the server (llm/calls.py).
-            answer = await respond(self.model, request, text=text)
+            answer = await respond(self.model, request, text=text, favoured=favoured)
         except LlmError:
             self.llm_calls += 1
             self.llm_ms += (time.perf_counter() - started) * 1000
