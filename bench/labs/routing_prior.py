@@ -12,27 +12,28 @@ which are right, the model's greedy choice and the alternatives (token, log-prob
 at the token where the choice's value begins. ``--ask`` takes bench/ask.py's requests
 over the bundled plugins (the ones nothing serves are right only as ``none``).
 
-``score`` replays rules over the records without the model: the model's choice as
-today, retrieval's first, and "``none`` or a later candidate needs a margin of log-
-probability over retrieval's first" for a grid of margins, per file and half.
+``score`` replays rules over the records without the model, per file and half: the
+model's own choice, retrieval's first, and ``respond``'s choice with retrieval's first
+favoured for a grid of ``FAVOURED_MARGIN`` values. Only the first token's
+alternatives are recorded, so two names that begin alike are left to the model here.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
-import math
 import sys
 import tempfile
-from collections.abc import Sequence
+import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from plugyard.discovery.query import allow_all
-from plugyard.llm import ChatRequest, Message
+from plugyard.llm import ChatAnswer, ChatRequest, Message, Usage, calls
 from plugyard.llm.calls import (
     _CHOOSE,
     CHOICE_LOGPROBS,
@@ -46,6 +47,7 @@ from plugyard.llm.calls import (
 )
 from plugyard.llm.embedded import EmbeddedChatModel
 from plugyard.llm.pinned import CATALOG, DEFAULT
+from plugyard.llm.types import TokenLogprob
 from plugyard.routing.flow import TOOL_DATA_NOTE
 from plugyard.routing.offer import Offer
 from plugyard.routing.retrieve import retrieve
@@ -69,8 +71,8 @@ def _queries_ask() -> list[dict[str, Any]]:
 
     out = []
     for i, r in enumerate(ask.REQUESTS):
-        out.append({"query": r.text, "relevant": [r.plugin] if r.plugin else [],
-                    "operation": r.operation, "half": "tune" if i % 2 == 0 else "report"})  # fmt: skip
+        half = "tune" if i % 2 == 0 else "report"
+        out.append({"query": r.text, "relevant": [r.plugin] if r.plugin else [], "half": half})
     return out
 
 
@@ -86,26 +88,29 @@ async def _choose(model: Any, yard: Yard, query: str, k: int, ask: bool) -> dict
     messages.append(Message("user", query))
     request = ChatRequest(tuple(messages), max_tokens=256, deadline_s=900.0)
     prompt = _prompt(request.messages, tools)
-    import dataclasses
-    import time
-
     choose = dataclasses.replace(
-        _step(request, (*prompt, Message("system", _CHOOSE.replace('"none"', json.dumps(none)))),
-              schema=_choice_schema([*names, none]), max_tokens=CHOOSE_TOKENS,
-              deadline=time.perf_counter() + 900.0),  # fmt: skip
+        _step(
+            request,
+            (*prompt, Message("system", _CHOOSE.replace('"none"', json.dumps(none)))),
+            schema=_choice_schema([*names, none]),
+            max_tokens=CHOOSE_TOKENS,
+            deadline=time.perf_counter() + 900.0,
+        ),
         top_logprobs=CHOICE_LOGPROBS,
     )
     answer = await model.chat(choose)
     at = _value_start(answer)
-    alternatives = (
-        [[a.token, a.logprob] for a in answer.top_logprobs[at]] if at is not None else []
-    )
+    alternatives = [[a.token, a.logprob] for a in answer.top_logprobs[at]] if at is not None else []
     return {
         "candidates": [
-            {"name": n, "plugin": offer.by_name[n].plugin_id,
-             "operation": offer.by_name[n].operation.id, "score": offer.by_name[n].score}
+            {
+                "name": n,
+                "plugin": offer.by_name[n].plugin_id,
+                "operation": offer.by_name[n].operation.id,
+                "score": offer.by_name[n].score,
+            }
             for n in names
-        ],  # fmt: skip
+        ],
         "none": none,
         "greedy": answer.json.get("tool") if isinstance(answer.json, dict) else None,
         "alternatives": alternatives,
@@ -115,8 +120,9 @@ async def _choose(model: Any, yard: Yard, query: str, k: int, ask: bool) -> dict
 def record(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if args.ask:
-            settings = Settings(database=str(Path(tmp) / "lab.db"), governed=False,
-                                embedder="minilm")
+            settings = Settings(
+                database=str(Path(tmp) / "lab.db"), governed=False, embedder="minilm"
+            )
             queries = _queries_ask()
             rows: list[dict[str, Any]] = []
         else:
@@ -148,101 +154,69 @@ def record(args: argparse.Namespace) -> None:
 # ------------------------------------------------------------------ scoring
 
 
-def _first_token_logprob(name: str, others: Sequence[str],
-                         alternatives: Sequence[Sequence[Any]]) -> float:  # fmt: skip
-    """The log-probability of the likeliest first token that begins ``name``; tokens
-    that also begin every other name tell nothing and count the same for all."""
-    found = [lp for token, lp in alternatives if (t := token.strip()) and name.startswith(t)]
-    if not found:
-        floor = min((lp for _, lp in alternatives), default=0.0)
-        return floor - 1.0
-    return max(found)
+def _answer(row: dict[str, Any]) -> ChatAnswer:
+    """The recorded choice as a server's answer: the value's first token's alternatives."""
+    head = '{"tool": "'
+    steps = (
+        (TokenLogprob(head, 0.0),),
+        tuple(TokenLogprob(t, lp) for t, lp in row["alternatives"]),
+    )
+    text = head + str(row.get("greedy")) + '"}'
+    return ChatAnswer(text, "stop", Usage(0, 0), 0.0, "lab", top_logprobs=steps)
 
 
-def decide(row: dict[str, Any], rule: str, margin: float, weight: float) -> str | None:
-    """The plugin a rule picks for one record, ``None`` for none."""
+def decide(row: dict[str, Any], rule: str, margin: float = 0.0) -> str | None:
+    """The plugin a rule picks for one record, ``None`` for none: ``oracle`` (right
+    whenever a right candidate was offered), ``model`` (its greedy choice),
+    ``retrieval`` (the first candidate) or ``product`` (``respond(favoured=first)``
+    with ``margin`` as ``FAVOURED_MARGIN``)."""
     cands = row["candidates"]
     if not cands:
         return None
     by_name = {c["name"]: c for c in cands}
     greedy = row.get("greedy")
-    if rule == "retrieval":
-        return str(cands[0]["plugin"])
-    if rule == "oracle":  # the best any choice among the offered could do
+    first = cands[0]["name"]
+    if rule == "oracle":
         right = [c["plugin"] for c in cands if c["plugin"] in row["relevant"]]
         return right[0] if right else (None if not row["relevant"] else cands[0]["plugin"])
-    if rule == "model":
-        return by_name[greedy]["plugin"] if greedy in by_name else None
-    alts = row["alternatives"]
-    if not alts:
-        return by_name[greedy]["plugin"] if greedy in by_name else None
-    names = [c["name"] for c in cands]
-    lp = {n: _first_token_logprob(n, [m for m in names if m != n], alts) for n in names}
-    lp_none = _first_token_logprob(row["none"], names, alts)
-    if rule == "margin":
-        # The model's answer stands only when it beats retrieval's first by the margin.
-        first = names[0]
-        if greedy == first:
-            return str(cands[0]["plugin"])
-        if greedy in by_name:
-            return by_name[greedy]["plugin"] if lp[greedy] - lp[first] >= margin else cands[0]["plugin"]
-        return None if lp_none - lp[first] >= margin else cands[0]["plugin"]
-    if rule == "product":  # plugyard.llm.calls.respond with favoured= and this margin
-        from plugyard.llm import calls
-        from plugyard.llm.types import ChatAnswer, TokenLogprob, Usage
-
-        head = '{"tool": "'
-        answer = ChatAnswer(
-            text=head + str(greedy) + '"}', finish_reason="stop", usage=Usage(0, 0),
-            duration_ms=0.0, model="lab",
-            top_logprobs=((TokenLogprob(head, 0.0),),
-                          tuple(TokenLogprob(t, lp) for t, lp in alts)),
-        )  # fmt: skip
-        chosen = greedy if greedy in by_name else None
-        if chosen is not None and (x := calls._margin(answer, row["none"], chosen)) is not None \
-                and x >= -calls.NONE_MARGIN:  # fmt: skip
-            chosen = None
-        if chosen != names[0]:
-            lead = calls._margin(answer, chosen or row["none"], names[0])
-            if lead is not None and lead < margin:
-                chosen = names[0]
+    if rule == "retrieval":
+        return str(cands[0]["plugin"])
+    chosen = greedy if greedy in by_name else None
+    if rule == "model" or not row["alternatives"]:
         return by_name[chosen]["plugin"] if chosen else None
-    if rule == "blend":
-        best = max(names, key=lambda n: lp[n] + weight * by_name[n]["score"])
-        top = cands[0]["score"]
-        if lp_none + weight * top + margin > lp[best] + weight * by_name[best]["score"]:
-            return None
-        return str(by_name[best]["plugin"])
-    raise ValueError(rule)
+    answer = _answer(row)
+    none = row["none"]
+    if chosen is not None:
+        against = calls._margin(answer, none, chosen)
+        if against is not None and against >= -calls.NONE_MARGIN:
+            chosen = None
+    if chosen != first:
+        lead = calls._margin(answer, chosen or none, first)
+        if lead is not None and lead < margin:
+            chosen = first
+    return by_name[chosen]["plugin"] if chosen else None
 
 
 def score(args: argparse.Namespace) -> None:
-    rules = [("oracle", 0.0, 0.0), ("model", 0.0, 0.0), ("retrieval", 0.0, 0.0)]
-    rules += [("margin", m, 0.0) for m in (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)]
-    rules += [("product", m, 0.0) for m in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0)]
-    rules += [("blend", m, w) for w in (0.5, 1.0, 2.0) for m in (0.0, -1.0, -2.0, -3.0)]
-    files = {Path(f).stem: [json.loads(line) for line in open(f)] for f in args.files}
-    header = "rule".ljust(22) + "".join(f"{name}:{half}".rjust(16) for name in files
-                                        for half in ("tune", "report"))  # fmt: skip
-    print(header)
-    for rule, m, w in rules:
+    rules = [("oracle", 0.0), ("model", 0.0), ("retrieval", 0.0)]
+    rules += [("product", m) for m in (0.5, 1.0, 1.5, 2.0, 3.0, 5.0)]
+    files = {}
+    for name in args.files:
+        with open(name) as lines:
+            files[Path(name).stem] = [json.loads(line) for line in lines]
+    columns = [f"{name}:{half}" for name in files for half in ("tune", "report")]
+    print("rule".ljust(16) + "".join(c.rjust(14) for c in columns))
+    for rule, margin in rules:
         cells = []
         for rows in files.values():
             for half in ("tune", "report"):
                 part = [r for r in rows if r["half"] == half]
                 right = 0
                 for r in part:
-                    picked = decide(r, rule, m, w)
+                    picked = decide(r, rule, margin)
                     right += (picked is None and not r["relevant"]) or picked in r["relevant"]
-                cells.append(f"{right}/{len(part)}".rjust(16))
-        print(f"{rule} m={m} w={w}".ljust(22) + "".join(cells))
-    if args.verbose:
-        for name, rows in files.items():
-            for r in rows:
-                print(name, r["half"], r["relevant"], r.get("greedy"),
-                      [c["plugin"] for c in r["candidates"]][:3],
-                      [(t, round(lp, 2)) for t, lp in r.get("alternatives", [])][:5])  # fmt: skip
-
+                cells.append(f"{right}/{len(part)}".rjust(14))
+        print(f"{rule} {margin:g}".ljust(16) + "".join(cells))
 
 
 def main() -> None:
@@ -259,7 +233,6 @@ def main() -> None:
     rec.add_argument("--threads", type=int, default=1)
     sc = sub.add_parser("score")
     sc.add_argument("files", nargs="+")
-    sc.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     record(args) if args.command == "record" else score(args)
 

@@ -82,9 +82,9 @@ def test_the_relevance_floor_says_nothing_relevant_for_what_no_plugin_does(
 
 
 def test_a_plugin_is_relevant_when_any_of_its_entries_clears_the_floor(tmp_path: Path) -> None:
-    """"How many inches is 30 cm" is short and mostly symbols: the converter's operation
-    entry ranks first on meaning but under the floor, while its plugin entry names
-    "inches" and "cm" among its units; the plugin is relevant either way."""
+    """The request "how many inches is 30 cm" is short and mostly symbols: the unit
+    converter's operation entry ranks first on meaning but under the floor, while its
+    plugin entry names "inches" and "cm" among its units; the plugin is relevant."""
     with yard(tmp_path, "minilm") as y:
         [found] = y.search("how many inches is 30 cm", k=1, filters=Filters(relevant_only=True))
         assert (found.plugin_id, found.operation) == ("unit-convert", "convert")
