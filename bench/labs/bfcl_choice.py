@@ -55,7 +55,8 @@ async def choose(model: EmbeddedChatModel, entry: dict[str, Any]) -> tuple[str, 
     chosen = _chosen(answer, names, NONE)
     if not isinstance(chosen, str):
         return (NONE if chosen is None else "calls"), math.inf, answer.text
-    return chosen, _margin(answer, NONE, chosen), answer.text
+    margin = _margin(answer, NONE, chosen)  # None: the alternatives cannot tell them apart
+    return chosen, -math.inf if margin is None else margin, answer.text
 
 
 async def main() -> None:
