@@ -184,16 +184,11 @@ def decide(row: dict[str, Any], rule: str, margin: float = 0.0) -> str | None:
     chosen = greedy if greedy in by_name else None
     if rule == "model" or not row["alternatives"]:
         return by_name[chosen]["plugin"] if chosen else None
-    answer = _answer(row)
-    none = row["none"]
-    if chosen is not None:
-        against = calls._margin(answer, none, chosen)
-        if against is not None and against >= -calls.NONE_MARGIN:
-            chosen = None
-    if chosen != first:
-        lead = calls._margin(answer, chosen or none, first)
-        if lead is not None and lead < margin:
-            chosen = first
+    saved, calls.FAVOURED_MARGIN = calls.FAVOURED_MARGIN, margin
+    try:
+        chosen = calls._weighed(_answer(row), chosen, row["none"], first)
+    finally:
+        calls.FAVOURED_MARGIN = saved
     return by_name[chosen]["plugin"] if chosen else None
 
 

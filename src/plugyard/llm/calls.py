@@ -142,13 +142,8 @@ async def respond(
     answer = await model.chat(choose)
     answers.append(answer)
     chosen = _chosen(answer, names, none)
-    if isinstance(chosen, str) and (m := _margin(answer, none, chosen)) is not None \
-            and m >= -NONE_MARGIN:  # fmt: skip
-        chosen = None  # "none" was nearly as likely as the tool: no tool serves this
-    if favoured in names and not isinstance(chosen, tuple) and chosen != favoured:
-        lead = _margin(answer, chosen or none, favoured)
-        if lead is not None and lead < FAVOURED_MARGIN:
-            chosen = favoured  # the model's preference was too faint to overrule it
+    if isinstance(chosen, str) or chosen is None:
+        chosen = _weighed(answer, chosen, none, favoured if favoured in names else None)
     count = _count(answer)
     if isinstance(chosen, tuple):  # the server ignored the schema and wrote calls
         return _merged(answers, answer, _tidied(chosen, tools, request), started)
@@ -456,6 +451,22 @@ def _grounded(value: Any, schema: Mapping[str, Any], said: _Said) -> bool:
 
 
 # ------------------------------------------------------------------ reading answers
+
+
+def _weighed(answer: ChatAnswer, chosen: str | None, none: str, favoured: str | None
+             ) -> str | None:  # fmt: skip
+    """The model's choice (``None``: none) once its log-probabilities are read: none
+    when it was about as likely as the chosen tool (:data:`NONE_MARGIN`), the favoured
+    tool unless the choice leads it clearly (:data:`FAVOURED_MARGIN`)."""
+    if chosen is not None:
+        against = _margin(answer, none, chosen)
+        if against is not None and against >= -NONE_MARGIN:
+            chosen = None
+    if favoured is not None and chosen != favoured:
+        lead = _margin(answer, chosen or none, favoured)
+        if lead is not None and lead < FAVOURED_MARGIN:
+            chosen = favoured
+    return chosen
 
 
 def _margin(answer: ChatAnswer, name: str, other: str) -> float | None:
