@@ -81,10 +81,11 @@ _LAST = "SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1"
 class SqlAuditRepository:
     def __init__(self, store: Store) -> None:
         self._db: RawDb = raw_db(store)
-        # The newest (seq, hash) this process wrote or read. A lone event with nothing to
-        # commit beside it is inserted on this view in one statement; the primary key on
-        # ``seq`` refuses it if another writer got there first, and then it goes the
-        # careful way (read the head inside a write transaction).
+        # The newest (seq, hash) this process wrote or read. Events are inserted on this
+        # view without reading the head (a lone event with nothing to commit beside it in
+        # one statement); the primary key on ``seq`` refuses them if another writer got
+        # there first, and then they go the careful way (the head read inside the write
+        # transaction).
         self._head: tuple[int, str] | None = None
 
     def append(self, build: Build, extra: Extra | None = None) -> AuditRecord:
@@ -92,11 +93,10 @@ class SqlAuditRepository:
 
     def append_many(self, items: list[tuple[Build, Extra | None]]) -> list[AuditRecord]:
         head = self._head
-        if head is not None and len(items) == 1 and items[0][1] is None and not self._db.postgres:
-            record = items[0][0](head[0] + 1, head[1])
-            if self._db.insert_alone(_INSERT, _row(record)):
-                self._head = (record.seq, record.hash)
-                return [record]
+        if head is not None and not self._db.postgres:
+            fast = self._append_on(head, items)
+            if fast is not None:
+                return fast
         records: list[AuditRecord] = []
         rows: list[tuple[Any, ...]] = []
         with self._db.write(lock_key=_CHAIN_LOCK) as tx:
@@ -112,6 +112,30 @@ class SqlAuditRepository:
             for _, extra in items:
                 if extra is not None:
                     extra(tx)
+        self._head = (seq, prev)
+        return records
+
+    def _append_on(
+        self, head: tuple[int, str], items: list[tuple[Build, Extra | None]]
+    ) -> list[AuditRecord] | None:
+        """The records chained onto this process's view of the head, without reading it
+        (SQLite); ``None`` when another writer moved the head (nothing was written)."""
+        seq, prev = head
+        records: list[AuditRecord] = []
+        for build, _ in items:
+            seq += 1
+            record = build(seq, prev)
+            prev = record.hash
+            records.append(record)
+        extras = [extra for _, extra in items if extra is not None]
+        if len(records) == 1 and not extras:
+            written = self._db.insert_alone(_INSERT, _row(records[0]))
+        else:
+            # A primary key the other writer took refuses the first row, and the whole
+            # transaction, the extras with it, is rolled back.
+            written = self._db.insert_with(_INSERT, [_row(r) for r in records], extras)
+        if not written:
+            return None
         self._head = (seq, prev)
         return records
 
