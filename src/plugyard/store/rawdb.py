@@ -282,10 +282,18 @@ class RawDb:
                     raise
                 raise self._failure("write", exc) from None
 
-    def insert_with(self, sql: str, rows: list[tuple[Any, ...]], extras: list[Extra]) -> bool:
+    def insert_with(
+        self,
+        sql: str,
+        rows: list[tuple[Any, ...]],
+        extras: list[Extra],
+        again: Callable[[Tx], list[tuple[Any, ...]]],
+    ) -> None:
         """``rows`` inserted by ``sql`` and each of ``extras`` run, in one write transaction
-        (SQLite only). ``False``, with nothing written, when a constraint refused a row —
-        as with :meth:`insert_alone`, the caller built them on a stale view.
+        (SQLite only). When a constraint refuses the rows — the caller built them on a
+        stale view — ``again`` builds them anew inside the transaction (the write lock
+        is held: what it reads stays so until the commit), and they are inserted once
+        more.
 
         :meth:`write` made lean for the governed call path: the statements go straight to
         the held connection, without the generator context manager, the named-parameter
@@ -299,20 +307,14 @@ class RawDb:
             cursor = connection.cursor()
             try:
                 cursor.execute("BEGIN IMMEDIATE")
+                tx = Tx(cursor, False, None)
                 try:
-                    if len(rows) == 1:
-                        cursor.execute(sql, rows[0])
-                    else:
-                        cursor.executemany(sql, rows)
+                    _insert(cursor, sql, rows)
                 except sqlite3.IntegrityError:
-                    cursor.execute("ROLLBACK")
-                    return False
-                if extras:
-                    tx = Tx(cursor, False, None)
-                    for extra in extras:
-                        extra(tx)
+                    _insert(cursor, sql, again(tx))
+                for extra in extras:
+                    extra(tx)
                 cursor.execute("COMMIT")
-                return True
             except BaseException as exc:
                 self._rollback(connection)
                 if isinstance(exc, StoreError) or not _is_db_error(exc):
@@ -410,6 +412,13 @@ class RawDb:
         if self.postgres:
             self.close()  # psycopg may leave the connection unusable; start afresh
         return StoreError(f"store {what} failed on {self._store.url}: {cause}")
+
+
+def _insert(cursor: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    if len(rows) == 1:
+        cursor.execute(sql, rows[0])
+    else:
+        cursor.executemany(sql, rows)
 
 
 def _is_db_error(exc: BaseException) -> bool:
