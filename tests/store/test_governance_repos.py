@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 
 from plugyard.governance.audit.chain import ChainedAudit
+from plugyard.governance.audit.event import AuditEvent
 from plugyard.store import approvals, audit, feeds, idempotency, kv, policies, secrets
 from plugyard.store.rawdb import raw_db
 from plugyard.store.store import Store
@@ -50,6 +52,52 @@ def test_an_idempotency_key_is_claimed_once_then_completed(repos: dict[str, Any]
     assert repo.take_over("r", 5.0, 6.0) and not repo.take_over("r", 5.0, 7.0)
     repo.release("r")
     assert repo.get("r") is None
+
+
+def test_a_stored_result_reads_back_as_it_was_given(tmp_path: Path) -> None:
+    # NaN has no JSON literal (PostgreSQL's JSONB refuses it): SQLite's text keeps it.
+    repo = idempotency.SqlIdempotencyRepository(Store.open(str(tmp_path / "r.db")))
+    results = {
+        "plain": {"status": "success", "data": {"n": [1, 2.5e-7, "é"]}, "cost": {"ms": 0.01}},
+        "void": {"status": "success", "data": None},
+        "nan": {"status": "success", "data": [math.inf], "cost": {"ms": math.nan}},
+        "surrogate": {"status": "success", "data": "a\ud800"},
+        "keys": {"status": "success", "data": {1: "one", None: "none"}},
+    }
+    for key, result in results.items():
+        repo.claim(idempotency.IdempotencyRow(key, "d", None, "p", "o", "claimed", 1.0))
+        repo.complete(key, "done", result, 2.0)
+    assert repo.get("plain").result == results["plain"]
+    assert repo.get("void").result == results["void"]
+    nan = repo.get("nan").result
+    assert nan["data"] == [math.inf] and math.isnan(nan["cost"]["ms"])
+    assert repo.get("surrogate").result == results["surrogate"]
+    assert repo.get("keys").result["data"] == {"1": "one", "null": "none"}
+
+
+def test_audit_events_chain_onto_a_head_another_writer_moved(tmp_path: Path) -> None:
+    """Two writers (two processes' stores) on one file: each chains onto the head it last
+    saw, and finds it moved; an event's extra statement commits with its event."""
+    database = str(tmp_path / "a.db")
+    ours, theirs = Store.open(database), Store.open(database)
+    mine = ChainedAudit(audit.SqlAuditRepository(ours), b"k" * 32)
+    other = ChainedAudit(audit.SqlAuditRepository(theirs), b"k" * 32)
+    keys = idempotency.SqlIdempotencyRepository(ours)
+    for i in range(3):
+        keys.claim(idempotency.IdempotencyRow(f"k{i}", "d", None, "p", "o", "claimed", 1.0))
+    mine.append("call", status="success", request_id="first")  # this writer knows the head
+    for i in range(3):
+        other.append("call", status="success", request_id=f"theirs {i}")
+        extra = keys.completion(f"k{i}", "done", {"status": "success", "data": i}, 2.0)
+        event = AuditEvent(
+            f"ours {i}", None, "p", "o", "0" * 64, "allow", "success", None, 1.0, 0.1
+        )
+        mine.emit(event, extra)
+    assert [keys.get(f"k{i}").result["data"] for i in range(3)] == [0, 1, 2]
+    seqs = [(r.seq, r.request_id) for r in mine.tail(10)]
+    assert seqs == [(1, "first"), (2, "theirs 0"), (3, "ours 0"), (4, "theirs 1"),
+                    (5, "ours 1"), (6, "theirs 2"), (7, "ours 2")]  # fmt: skip
+    assert mine.verify().ok and other.verify().ok
 
 
 def test_an_approval_is_decided_once_and_used_once(repos: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from plugyard.store.rawdb import Extra, RawDb, json_in, json_out, raw_db
+from plugyard.store.rawdb import Extra, RawDb, Tx, json_in, json_out, raw_db
 
 if TYPE_CHECKING:
     from plugyard.store.store import Store
@@ -81,10 +81,11 @@ _LAST = "SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1"
 class SqlAuditRepository:
     def __init__(self, store: Store) -> None:
         self._db: RawDb = raw_db(store)
-        # The newest (seq, hash) this process wrote or read. A lone event with nothing to
-        # commit beside it is inserted on this view in one statement; the primary key on
-        # ``seq`` refuses it if another writer got there first, and then it goes the
-        # careful way (read the head inside a write transaction).
+        # The newest (seq, hash) this process wrote or read. Events are inserted on this
+        # view without reading the head; the primary key on ``seq`` refuses them if
+        # another writer got there first. A lone event with nothing to commit beside it
+        # (one autocommit statement) then goes the careful way, with the head read inside
+        # a write transaction; events in a transaction of their own read it there.
         self._head: tuple[int, str] | None = None
 
     def append(self, build: Build, extra: Extra | None = None) -> AuditRecord:
@@ -92,11 +93,10 @@ class SqlAuditRepository:
 
     def append_many(self, items: list[tuple[Build, Extra | None]]) -> list[AuditRecord]:
         head = self._head
-        if head is not None and len(items) == 1 and items[0][1] is None and not self._db.postgres:
-            record = items[0][0](head[0] + 1, head[1])
-            if self._db.insert_alone(_INSERT, _row(record)):
-                self._head = (record.seq, record.hash)
-                return [record]
+        if head is not None and not self._db.postgres:
+            fast = self._append_on(head, items)
+            if fast is not None:
+                return fast
         records: list[AuditRecord] = []
         rows: list[tuple[Any, ...]] = []
         with self._db.write(lock_key=_CHAIN_LOCK) as tx:
@@ -115,6 +115,29 @@ class SqlAuditRepository:
         self._head = (seq, prev)
         return records
 
+    def _append_on(
+        self, head: tuple[int, str], items: list[tuple[Build, Extra | None]]
+    ) -> list[AuditRecord] | None:
+        """The records chained onto this process's view of the head, without reading it
+        (SQLite); ``None`` when a lone event found the head moved (nothing was written)."""
+        records = _chain(head, items)
+        extras = [extra for _, extra in items if extra is not None]
+        if len(records) == 1 and not extras:
+            if not self._db.insert_alone(_INSERT, _row(records[0])):
+                return None
+        else:
+
+            def again(tx: Tx) -> list[tuple[Any, ...]]:
+                # Another writer took the first row's seq. The write lock is held now: the
+                # head read here stays the head until this transaction commits.
+                last = tx.one(_LAST)
+                records[:] = _chain((int(last[0]), str(last[1])) if last else (0, GENESIS), items)
+                return [_row(r) for r in records]
+
+            self._db.insert_with(_INSERT, [_row(r) for r in records], extras, again)
+        self._head = (records[-1].seq, records[-1].hash)
+        return records
+
     def scan(self, after: int = 0, limit: int = 1000) -> list[AuditRecord]:
         with self._db.read() as tx:
             rows = tx.all(
@@ -129,6 +152,17 @@ class SqlAuditRepository:
                 f"SELECT {_COLUMNS} FROM audit_events ORDER BY seq DESC LIMIT :n", {"n": count}
             )
         return [_record(r) for r in reversed(rows)]
+
+
+def _chain(head: tuple[int, str], items: list[tuple[Build, Extra | None]]) -> list[AuditRecord]:
+    seq, prev = head
+    records: list[AuditRecord] = []
+    for build, _ in items:
+        seq += 1
+        record = build(seq, prev)
+        prev = record.hash
+        records.append(record)
+    return records
 
 
 def _row(record: AuditRecord) -> tuple[Any, ...]:

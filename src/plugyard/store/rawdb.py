@@ -282,6 +282,49 @@ class RawDb:
                     raise
                 raise self._failure("write", exc) from None
 
+    def insert_with(
+        self,
+        sql: str,
+        rows: list[tuple[Any, ...]],
+        extras: list[Extra],
+        again: Callable[[Tx], list[tuple[Any, ...]]],
+    ) -> None:
+        """``rows`` inserted by ``sql`` and each of ``extras`` run, in one write transaction
+        (SQLite only). When a constraint refuses the rows — the caller built them on a
+        stale view — ``again`` builds them anew inside the transaction (the write lock
+        is held: what it reads stays so until the commit), and they are inserted once
+        more.
+
+        :meth:`write` made lean for the governed call path: the statements go straight to
+        the held connection, without the generator context manager, the named-parameter
+        rewriting and the reconnect wrapper (5–7 µs a transaction, measured on an empty one)."""
+        assert not self.postgres
+        totals = timing.TOTALS
+        asked = time.perf_counter() if totals is not None else 0.0
+        with self._lock:
+            got = time.perf_counter() if totals is not None else 0.0
+            connection = self._connect()
+            cursor = connection.cursor()
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+                tx = Tx(cursor, False, None)
+                try:
+                    _insert(cursor, sql, rows)
+                except sqlite3.IntegrityError:
+                    _insert(cursor, sql, again(tx))
+                for extra in extras:
+                    extra(tx)
+                cursor.execute("COMMIT")
+            except BaseException as exc:
+                self._rollback(connection)
+                if isinstance(exc, StoreError) or not _is_db_error(exc):
+                    raise
+                raise self._failure("write", exc) from None
+            finally:
+                cursor.close()
+                if totals is not None:
+                    totals.add(got - asked, time.perf_counter() - got)
+
     def read(self) -> AbstractContextManager[Tx]:
         return self._transaction("read", "" if self.postgres else "BEGIN")
 
@@ -369,6 +412,13 @@ class RawDb:
         if self.postgres:
             self.close()  # psycopg may leave the connection unusable; start afresh
         return StoreError(f"store {what} failed on {self._store.url}: {cause}")
+
+
+def _insert(cursor: Any, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    if len(rows) == 1:
+        cursor.execute(sql, rows[0])
+    else:
+        cursor.executemany(sql, rows)
 
 
 def _is_db_error(exc: BaseException) -> bool:
