@@ -96,19 +96,22 @@ def main() -> None:
         print(f"{name:52} {value:10.2f}")
 
 
-def measure(folder: Path) -> dict[str, float]:
-    store = Store.open(str(folder / "bench.db"))
+def parts(store: Store) -> tuple[Table, dict[str, Any], PolicyBook, Governance]:
+    """The bench's one plugin, its runtime, the policy and governance over ``store``."""
     environ = {"PLUGYARD_AUDIT_KEY": "11" * 32, "PLUGYARD_SECRETS_KEY": "22" * 32}
     runtime = InProcessRuntime()
     definition = definition_of(add)
     assert definition is not None
     runtime.provide(add)
-    plugin = RegisteredPlugin.of(definition.descriptor, "code")
-    table = Table(plugin)
+    table = Table(RegisteredPlugin.of(definition.descriptor, "code"))
     book = PolicyBook(SqlPolicyRepository(store), facts=facts_from(table.find))
     book.load_text(POLICY)
-    governance = Governance.over(store, environ=environ)
-    runtimes = {"python": runtime}
+    return table, {"python": runtime}, book, Governance.over(store, environ=environ)
+
+
+def measure(folder: Path) -> dict[str, float]:
+    store = Store.open(str(folder / "bench.db"))
+    table, runtimes, book, governance = parts(store)
     counter = itertools.count()
     loop = asyncio.new_event_loop()
     params = {"a": 2, "b": 3}

@@ -32,14 +32,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from governance import POLICY, Table, add
+from governance import parts
 from plugyard.execution.executor import CallRequest, Executor
-from plugyard.governance.core import Governance
-from plugyard.governance.policy.book import PolicyBook, facts_from
-from plugyard.registry.model import RegisteredPlugin
 from plugyard.runtimes.base import CallContext
-from plugyard.runtimes.python import InProcessRuntime, definition_of
-from plugyard.store.policies import SqlPolicyRepository
 from plugyard.store.rawdb import raw_db
 from plugyard.store.store import Store
 from plugyard.yard.steps import call_path
@@ -105,18 +100,8 @@ class _Idle:
 
 def calls(folder: Path, no_sql: bool = False) -> tuple[Block, Block]:
     store = Store.open(str(folder / "bench.db"))
-    environ = {"PLUGYARD_AUDIT_KEY": "11" * 32, "PLUGYARD_SECRETS_KEY": "22" * 32}
-    runtime = InProcessRuntime()
-    definition = definition_of(add)
-    assert definition is not None
-    runtime.provide(add)
-    table = Table(RegisteredPlugin.of(definition.descriptor, "code"))
-    book = PolicyBook(SqlPolicyRepository(store), facts=facts_from(table.find))
-    book.load_text(POLICY)
-    governance = Governance.over(store, environ=environ)
-    executor = Executor(
-        table, {"python": runtime}, steps=call_path(table, policy=book, governance=governance)
-    )
+    table, runtimes, book, governance = parts(store)
+    executor = Executor(table, runtimes, steps=call_path(table, policy=book, governance=governance))
     if no_sql:
         held = raw_db(store)
         held._connect()
