@@ -92,27 +92,20 @@ class SqlAuditRepository:
         return self.append_many([(build, extra)])[0]
 
     def append_many(self, items: list[tuple[Build, Extra | None]]) -> list[AuditRecord]:
+        if not items:
+            return []
         head = self._head
         if head is not None and not self._db.postgres:
             fast = self._append_on(head, items)
             if fast is not None:
                 return fast
-        records: list[AuditRecord] = []
-        rows: list[tuple[Any, ...]] = []
         with self._db.write(lock_key=_CHAIN_LOCK) as tx:
-            last = tx.one(_LAST)
-            seq, prev = (int(last[0]), str(last[1])) if last else (0, GENESIS)
-            for build, _ in items:
-                seq += 1
-                record = build(seq, prev)
-                prev = record.hash
-                records.append(record)
-                rows.append(_row(record))
-            tx.execute_many(_INSERT, rows)
+            records = _chain(_head_in(tx), items)
+            tx.execute_many(_INSERT, [_row(r) for r in records])
             for _, extra in items:
                 if extra is not None:
                     extra(tx)
-        self._head = (seq, prev)
+        self._head = (records[-1].seq, records[-1].hash)
         return records
 
     def _append_on(
@@ -130,8 +123,7 @@ class SqlAuditRepository:
             def again(tx: Tx) -> list[tuple[Any, ...]]:
                 # Another writer took the first row's seq. The write lock is held now: the
                 # head read here stays the head until this transaction commits.
-                last = tx.one(_LAST)
-                records[:] = _chain((int(last[0]), str(last[1])) if last else (0, GENESIS), items)
+                records[:] = _chain(_head_in(tx), items)
                 return [_row(r) for r in records]
 
             self._db.insert_with(_INSERT, [_row(r) for r in records], extras, again)
@@ -152,6 +144,13 @@ class SqlAuditRepository:
                 f"SELECT {_COLUMNS} FROM audit_events ORDER BY seq DESC LIMIT :n", {"n": count}
             )
         return [_record(r) for r in reversed(rows)]
+
+
+def _head_in(tx: Tx) -> tuple[int, str]:
+    """The chain's head as ``tx`` reads it: (seq, hash) of the newest event, or the
+    genesis before the first."""
+    last = tx.one(_LAST)
+    return (int(last[0]), str(last[1])) if last else (0, GENESIS)
 
 
 def _chain(head: tuple[int, str], items: list[tuple[Build, Extra | None]]) -> list[AuditRecord]:
