@@ -99,8 +99,8 @@ async def _choose(model: Any, yard: Yard, query: str, k: int, ask: bool) -> dict
         top_logprobs=CHOICE_LOGPROBS,
     )
     answer = await model.chat(choose)
-    at = _value_start(answer)
-    alternatives = [[a.token, a.logprob] for a in answer.top_logprobs[at]] if at is not None else []
+    start = _value_start(answer)
+    alternatives = [[a.token, a.logprob] for a in answer.top_logprobs[start[0]]] if start else []
     return {
         "candidates": [
             {

@@ -60,6 +60,9 @@ NONE_MARGIN = 0.0
 #: (bench/labs/ROUTING_LAB.md, "Favouring retrieval's first").
 FAVOURED_MARGIN = 2.0
 
+#: A choice's JSON up to where the chosen name begins.
+_CHOICE_VALUE = re.compile(r'\s*\{\s*"tool"\s*:\s*"')
+
 _TOOLS_INTRO = (
     "You have these functions. Each is a JSON object with its name, what it does and "
     "its parameters as JSON Schema:"
@@ -476,22 +479,21 @@ def _margin(answer: ChatAnswer, name: str, other: str) -> float | None:
     "product-compare" part after "product-"), following the value the model wrote.
     +inf when only ``name`` is among the alternatives there, −inf when only ``other``
     is; ``None`` when they cannot be told apart (the model's own choice then stands)."""
-    at = _value_start(answer)
-    if at is None:
+    found = _value_start(answer)
+    if found is None:
         return None
-    value = answer.text[answer.text.index('"tool"') :].split('"', 3)[-1]
-    prefix = ""
-    for alternatives in answer.top_logprobs[at:]:
+    at, start = found
+    for index, offset in _spelled(answer):
+        if index < at:
+            continue
+        prefix = answer.text[start:offset]
         if not (name.startswith(prefix) and other.startswith(prefix)):
             return None
+        alternatives = answer.top_logprobs[index]
         mine = _likeliest(alternatives, prefix, name, other)
         theirs = _likeliest(alternatives, prefix, other, name)
         if mine > -math.inf or theirs > -math.inf:
             return mine - theirs  # ±inf when only one of them is among the alternatives
-        written = [a for a in alternatives if a.token and value.startswith(prefix + a.token)]
-        if not written:
-            return None
-        prefix += max(written, key=lambda a: a.logprob).token
     return None
 
 
@@ -515,23 +517,30 @@ def _along(name: str, piece: str) -> bool:
     return whole.startswith(piece) or piece.startswith(whole)
 
 
-def _value_start(answer: ChatAnswer) -> int | None:
-    """The index of the generated token where the ``tool`` value's text begins. The
-    answer's text is walked token by token, each token being the likeliest alternative
-    that matches the text there; ``None`` when the alternatives do not spell the text."""
-    text, steps = answer.text, answer.top_logprobs
-    found = re.match(r'\s*\{\s*"tool"\s*:\s*"', text)
-    if found is None or not steps:
+def _value_start(answer: ChatAnswer) -> tuple[int, int] | None:
+    """The index of the generated token where the ``tool`` value's text begins, and
+    that text's offset in the answer; ``None`` when the alternatives do not spell the
+    text up to there."""
+    found = _CHOICE_VALUE.match(answer.text)
+    if found is None:
         return None
-    offset = 0
-    for index, alternatives in enumerate(steps):
+    for index, offset in _spelled(answer):
         if offset >= found.end():
-            return index if offset == found.end() else None
+            return (index, offset) if offset == found.end() else None
+    return None
+
+
+def _spelled(answer: ChatAnswer) -> Iterator[tuple[int, int]]:
+    """Each generated token's index and the offset in the answer's text where it
+    begins, the text walked token by token, each token being the likeliest alternative
+    that matches the text there; the walk stops where none does."""
+    text, offset = answer.text, 0
+    for index, alternatives in enumerate(answer.top_logprobs):
+        yield index, offset
         matching = [a for a in alternatives if a.token and text.startswith(a.token, offset)]
         if not matching:
-            return None
+            return
         offset += len(max(matching, key=lambda a: a.logprob).token)
-    return None
 
 
 def _chosen(
