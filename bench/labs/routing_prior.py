@@ -14,7 +14,9 @@ over the bundled plugins (the ones nothing serves are right only as ``none``).
 
 ``score`` replays rules over the records without the model, per file and half: the
 model's own choice, retrieval's first, and ``respond``'s choice with retrieval's first
-favoured for a grid of ``FAVOURED_MARGIN`` values. Only the first token's
+favoured for a grid of ``FAVOURED_MARGIN`` values. ``record --bare`` shows the tools
+without their parameters (bench/labs/ASK_LAB.md, "Names and descriptions only in the
+choice step"); each record keeps the choice's prompt tokens and time. Only the first token's
 alternatives are recorded, so two names that begin alike are left to the model here.
 """
 
@@ -76,12 +78,16 @@ def _queries_ask() -> list[dict[str, Any]]:
     return out
 
 
-async def _choose(model: Any, yard: Yard, query: str, k: int, ask: bool) -> dict[str, Any]:
+async def _choose(
+    model: Any, yard: Yard, query: str, k: int, ask: bool, bare: bool = False
+) -> dict[str, Any]:
     candidates = await asyncio.to_thread(retrieve, yard.search, query, k, allow_all)
     if not candidates:
         return {"candidates": []}
     offer = Offer.of(candidates)
     tools = [Tool.of(t) for t in offer.tools]
+    if bare:  # the catalog as names and descriptions only
+        tools = [Tool(t.name, t.description, {}) for t in tools]
     names = [t.name for t in tools]
     none = _none_choice(names)
     messages = [Message("system", TOOL_DATA_NOTE)] if ask else []
@@ -98,7 +104,9 @@ async def _choose(model: Any, yard: Yard, query: str, k: int, ask: bool) -> dict
         ),
         top_logprobs=CHOICE_LOGPROBS,
     )
+    began = time.perf_counter()
     answer = await model.chat(choose)
+    spent_ms = round((time.perf_counter() - began) * 1000)
     start = _value_start(answer)
     alternatives = [[a.token, a.logprob] for a in answer.top_logprobs[start[0]]] if start else []
     return {
@@ -114,6 +122,8 @@ async def _choose(model: Any, yard: Yard, query: str, k: int, ask: bool) -> dict
         "none": none,
         "greedy": answer.json.get("tool") if isinstance(answer.json, dict) else None,
         "alternatives": alternatives,
+        "prompt_tokens": answer.usage.prompt_tokens,
+        "ms": spent_ms,
     }
 
 
@@ -145,7 +155,7 @@ def record(args: argparse.Namespace) -> None:
                     yard.registry.register_data(routing.descriptor(row), source="catalog",
                                                 trust="trusted")  # fmt: skip
             for i, q in enumerate(queries):
-                got = asyncio.run(_choose(model, yard, q["query"], args.k, args.ask))
+                got = asyncio.run(_choose(model, yard, q["query"], args.k, args.ask, args.bare))
                 out.write(json.dumps({**q, **got}) + "\n")
                 out.flush()
                 print(i, q["query"][:60], got.get("greedy"), file=sys.stderr)
@@ -226,6 +236,7 @@ def main() -> None:
     rec.add_argument("--k", type=int, default=5)
     rec.add_argument("--model", default=DEFAULT.name)
     rec.add_argument("--threads", type=int, default=1)
+    rec.add_argument("--bare", action="store_true", help="tools without their parameters")
     sc = sub.add_parser("score")
     sc.add_argument("files", nargs="+")
     args = parser.parse_args()
