@@ -58,7 +58,9 @@ async def _sibling_of(
 def test_the_siblings_of_a_call_that_killed_its_worker_answer_worker_lost(
     runtime: SubprocessPluginRuntime, tmp_path: Path, how: str
 ) -> None:
-    target, _ = chaos_target(tmp_path, config={"workers": 1}, timeout_ms=500)
+    # A crash must come before the deadline, however slowly the worker starts.
+    timeout_ms = 10_000 if how == "crash" else 500
+    target, _ = chaos_target(tmp_path, config={"workers": 1}, timeout_ms=timeout_ms)
     first = {"timeout": "hang", "caller_gone": "hang", "crash": "crash_mid"}[how]
     ended, sibling = run(runtime, _sibling_of(runtime, target, first, give_up=how == "caller_gone"))
     assert sibling.error is not None
