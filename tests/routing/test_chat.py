@@ -203,3 +203,57 @@ def test_an_identical_tool_call_runs_once(yard: Yard) -> None:
     done, fake = complete(yard, [same, same], user("17 times 23 plus 4"), ("calculator",))
     assert [r.status for r in done.runs] == ["success", "repeated"]
     assert "395" in done.text and len(fake.requests) == 2
+
+
+CONTRIBUTION = {
+    "type": "function",
+    "function": {
+        "name": "get_contribution",
+        "description": "What a scientist contributed (the client runs it).",
+        "parameters": {
+            "type": "object",
+            "properties": {"scientist": {"type": "string"}, "year": {"type": "integer"}},
+            "required": ["scientist"],
+        },
+    },
+}
+
+
+def test_a_client_call_on_a_value_nobody_stated_goes_back_to_the_model_once(yard: Yard) -> None:
+    script = [Reply.tool_call("get_contribution", {"scientist": "Max Born"}),
+              Reply.choice("none"), Reply.text("Which scientist do you mean?")]  # fmt: skip
+    done, fake = complete(yard, script, user("what did he discover?", CONTRIBUTION))
+    assert done.finish_reason == "stop" and not done.tool_calls
+    assert done.text == "Which scientist do you mean?"
+    assert [(r.name, r.status, r.error_code) for r in done.runs] == [
+        ("get_contribution", "needs_input", "argument_ungrounded")
+    ]
+    (told,) = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
+    assert "argument_ungrounded" in told["content"]
+
+
+def test_a_client_call_still_on_invented_values_ends_needs_input(yard: Yard) -> None:
+    script = [Reply.tool_call("get_contribution", {"scientist": "Max Born"}),
+              Reply.tool_call("get_contribution", {"scientist": "Jane Roe"})]  # fmt: skip
+    done, _ = complete(yard, script, user("what did he discover?", CONTRIBUTION))
+    assert done.finish_reason == "stop" and not done.tool_calls
+    assert done.text.startswith("get_contribution was not called")
+    assert [r.status for r in done.runs] == ["needs_input", "needs_input"]
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        (Message("user", "what did Marie Curie discover in 1898?"),),
+        (Message("system", "The user studies Marie Curie."), Message("user", "what in 1898?")),
+    ],
+)
+def test_a_client_call_on_values_its_conversation_states_goes_back_as_written(
+    yard: Yard, messages: tuple[Message, ...]
+) -> None:
+    arguments = {"scientist": "Marie Curie", "year": 1898}
+    done, _ = complete(yard, [Reply.tool_call("get_contribution", arguments)],
+                       Conversation(messages, (CONTRIBUTION,)))  # fmt: skip
+    assert done.finish_reason == "tool_calls" and not done.runs
+    (returned,) = done.tool_calls
+    assert dict(returned.arguments) == arguments

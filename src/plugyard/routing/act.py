@@ -89,8 +89,14 @@ class Calls:
         operation = candidate.operation
         described = described_text(operation.description or candidate.description,
                                    operation.examples, operation.parameters)  # fmt: skip
-        arguments = normalise(arguments, operation.parameters, self.texts)  # the tool's form
-        found = check(arguments, operation.parameters, self.evidence(), described)
+        return self.grounded(arguments, operation.parameters, self.evidence(), described)
+
+    def grounded(self, arguments: Mapping[str, Any], parameters: Mapping[str, Any],
+                 evidence: Evidence, described: str = "") -> Grounded:  # fmt: skip
+        """``arguments`` checked against ``evidence`` under the tool's ``parameters``
+        schema: a yard operation's, or a client tool's."""
+        arguments = normalise(arguments, parameters, self.texts)  # the tool's form
+        found = check(arguments, parameters, evidence, described)
         missing = tuple(u for u in found if u.required)
         dropped = tuple(u for u in found if not u.required)
         gone = {u.name for u in dropped}

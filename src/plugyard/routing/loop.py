@@ -18,7 +18,9 @@ it; they differ only in the transcript they hand it and in who writes the final 
   model's one decision, and a failed call or a pending approval ends the request.
   ``answers_with="model"`` (chat): every output, failures included, goes back to the
   model as delimited data and the model decides again, up to ``max_rounds``; a client
-  tool's call ends the request for the client to run.
+  tool's call ends the request for the client to run, once its required values are
+  grounded in the client's conversation (an invented one is sent back once, like a
+  yard call's, then the request ends ``needs_input``).
 
 Every step is recorded as a :class:`~plugyard.routing.trace.Step`, as it happens.
 """
@@ -35,10 +37,11 @@ from plugyard.execution.result import Result
 from plugyard.llm import ChatAnswer, ChatModel, ChatRequest, LlmError, Message, ToolCall, Usage
 from plugyard.llm.calls import respond
 from plugyard.llm.errors import timed_out, unavailable
-from plugyard.routing.act import Calls, is_side_effect
+from plugyard.routing.act import Calls, Grounded, is_side_effect
 from plugyard.routing.choice import Candidate, Choice
 from plugyard.routing.compose import compose, unsupported
-from plugyard.routing.offer import Offer, refused_output, tool_output
+from plugyard.routing.grounding import Evidence
+from plugyard.routing.offer import TOOL_DATA_NOTE, Offer, refused_output, tool_output
 from plugyard.routing.outcomes import Status
 from plugyard.routing.prompt import post_process_messages
 from plugyard.routing.trace import Retrieved, Step
@@ -156,7 +159,14 @@ class Loop:
             answer = await self._decide(messages, tools, self._favoured(number))
             theirs = tuple(c for c in answer.tool_calls if c.name in self.reserved)
             if theirs:  # none of the yard's calls of that answer is made
-                return Ending("client", answer=answer, client_calls=theirs)
+                invented = self._invented(theirs, messages)
+                if invented is None:
+                    return Ending("client", answer=answer, client_calls=theirs)
+                repair = by_model and number <= self.max_rounds
+                ending = self._refuse_client(invented, theirs, answer, messages, number, repair)
+                if ending is not None:
+                    return ending
+                continue
             if not answer.tool_calls:
                 return self._no_call(answer)
             if last:  # the yard's tools were withdrawn and the model called one anyway
@@ -173,6 +183,57 @@ class Loop:
             if not by_model and not self._retry:
                 return self.answered()
         return self.answered()  # ask: the repair round was its last
+
+    def _invented(self, calls: tuple[ToolCall, ...], messages: Sequence[Message]
+                  ) -> tuple[ToolCall, Grounded] | None:  # fmt: skip
+        """The first of the client's calls with a required value that the conversation
+        does not state, as the yard's own calls are checked (act.py). The client's
+        conversation is the evidence: its system and user messages and every tool
+        result in it."""
+        texts = [m.content for m in messages
+                 if m.role in ("system", "user") and m.content != TOOL_DATA_NOTE]  # fmt: skip
+        data = [m.content for m in messages if m.role == "tool"]
+        evidence = Evidence.of(texts, data)
+        schemas = {str(t.get("function", {}).get("name", "")): t.get("function", {})
+                   for t in self.client_tools}  # fmt: skip
+        for call in calls:
+            function = schemas.get(call.name, {})
+            parameters = function.get("parameters") if isinstance(function, Mapping) else None
+            if not isinstance(parameters, Mapping):
+                continue
+            grounded = self.calls.grounded(call.arguments, parameters, evidence)
+            if grounded.missing:
+                return call, grounded
+        return None
+
+    def _refuse_client(self, invented: tuple[ToolCall, Grounded], calls: tuple[ToolCall, ...],
+                       answer: ChatAnswer, messages: list[Message], number: int,
+                       repair: bool) -> Ending | None:  # fmt: skip
+        """A client's call on values nobody stated is not handed out: the model reads
+        why once and decides again (``None``), then the request ends ``needs_input``."""
+        call, grounded = invented
+        reason = grounded.reason()
+        if repair and self._spend_repair(f"argument_ungrounded: {reason}"):
+            self.record(None, "needs_input", call=call, round=number,
+                        arguments=call.arguments, error_code="argument_ungrounded",
+                        notes=("sent back to the model once with the reason",),
+                        spends=True)  # fmt: skip
+            ided = _with_ids(calls, number)
+            messages.append(Message("assistant", answer.text, tool_calls=ided))
+            for each in ided:
+                why = f"{reason}. {REPAIR_NOTE}" if each.name == call.name else "not run"
+                messages.append(Message("tool", refused_output("argument_ungrounded", why),
+                                        tool_call_id=each.id))  # fmt: skip
+            return None
+        self.record(None, "needs_input", call=call, round=number,
+                    arguments=call.arguments, error_code="argument_ungrounded",
+                    notes=(f"not handed out: {reason}",))  # fmt: skip
+        first = grounded.missing[0]
+        error = ErrorInfo("argument_ungrounded", reason,
+                          {"pointer": first.pointer, "argument": first.name})  # fmt: skip
+        return Ending(
+            "needs_input", f"{call.name} was not called: {grounded.question()}", error=error
+        )
 
     def _no_call(self, answer: ChatAnswer) -> Ending:
         if self.answers_with == "model":
