@@ -55,6 +55,12 @@ def test_numbers_in_words_count_as_numbers() -> None:
     assert spelled_numbers("twenty five, three") == {25.0, 3.0}  # punctuation ends a run
 
 
+def test_words_that_name_a_count_count_as_its_number() -> None:
+    assert 10.0 in numbers_in("deer in Washington over the past decade")
+    assert {2.0, 100.0} <= numbers_in("a couple of centuries")
+    assert {7.0, 14.0} <= numbers_in("in a week or a fortnight")
+
+
 @given(st.integers(min_value=0, max_value=10**9 - 1))
 def test_every_number_spelled_in_words_is_read_back(number: int) -> None:
     assert float(number) in numbers_in(f"what is {spell(number)} in miles")

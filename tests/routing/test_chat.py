@@ -232,9 +232,12 @@ def test_a_client_call_on_a_value_nobody_stated_goes_back_to_the_model_once(yard
     assert "argument_ungrounded" in told["content"]
 
 
-def test_a_client_call_still_on_invented_values_ends_needs_input(yard: Yard) -> None:
+@pytest.mark.parametrize("again", ["Max Born", "Jane Roe"])
+def test_a_client_call_still_on_invented_values_ends_needs_input(yard: Yard, again: str) -> None:
+    """The same value again too: the refusal the model read quotes it, and what the
+    rounds add is not evidence."""
     script = [Reply.tool_call("get_contribution", {"scientist": "Max Born"}),
-              Reply.tool_call("get_contribution", {"scientist": "Jane Roe"})]  # fmt: skip
+              Reply.tool_call("get_contribution", {"scientist": again})]  # fmt: skip
     done, _ = complete(yard, script, user("what did he discover?", CONTRIBUTION))
     assert done.finish_reason == "stop" and not done.tool_calls
     assert done.text.startswith("get_contribution was not called")

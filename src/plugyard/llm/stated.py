@@ -34,6 +34,8 @@ _NUMBER_WORDS: Mapping[str, tuple[float, ...]] = {
     "half": (0.5, 2), "quarter": (0.25, 4), "double": (2,), "twice": (2,), "triple": (3,),
     "percent": (100,), "squared": (2,), "square": (2, 0.5), "cubed": (3,), "cube": (3,),
     "noon": (12,), "midnight": (0, 24), "hour": (60, 3600), "minute": (60,), "day": (24,),
+    "week": (7,), "fortnight": (14,), "decade": (10,), "century": (100,), "pair": (2,),
+    "couple": (2,),
 }  # fmt: skip
 
 

@@ -133,6 +133,7 @@ class Loop:
     _retry: bool = False
     _notes: list[str] = field(default_factory=list)
     _mark: tuple[float, int, int] = (0.0, 0, 0)
+    _conversation: tuple[Message, ...] = ()
 
     @property
     def tokens(self) -> int:
@@ -151,6 +152,7 @@ class Loop:
         """Decide, act on each call, and go on as ``answers_with`` says. Raises
         :class:`LlmError` when the model fails, :class:`OutOfTokens` on the budget."""
         self._mark = (time.perf_counter(), 0, 0)
+        self._conversation = tuple(messages)  # as the caller sent it, before any round
         by_model = self.answers_with == "model"
         # Chat: one more round without the yard's tools, so the model answers in words.
         for number in range(1, self.max_rounds + (2 if by_model else 1)):
@@ -159,7 +161,7 @@ class Loop:
             answer = await self._decide(messages, tools, self._favoured(number))
             theirs = tuple(c for c in answer.tool_calls if c.name in self.reserved)
             if theirs:  # none of the yard's calls of that answer is made
-                invented = self._invented(theirs, messages)
+                invented = self._invented(theirs)
                 if invented is None:
                     return Ending("client", answer=answer, client_calls=theirs)
                 repair = by_model and number <= self.max_rounds
@@ -184,15 +186,16 @@ class Loop:
                 return self.answered()
         return self.answered()  # ask: the repair round was its last
 
-    def _invented(self, calls: tuple[ToolCall, ...], messages: Sequence[Message]
-                  ) -> tuple[ToolCall, Grounded] | None:  # fmt: skip
+    def _invented(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, Grounded] | None:
         """The first of the client's calls with a required value that the conversation
-        does not state, as the yard's own calls are checked (act.py). The client's
-        conversation is the evidence: its system and user messages and every tool
-        result in it."""
-        texts = [m.content for m in messages
+        does not state, as the yard's own calls are checked (act.py). The evidence is
+        the client's conversation as it came (its system and user messages and every
+        tool result in it) and the output of the yard's calls in this request — not
+        what the rounds added, whose refusals quote the invented values."""
+        sent = self._conversation
+        texts = [m.content for m in sent
                  if m.role in ("system", "user") and m.content != TOOL_DATA_NOTE]  # fmt: skip
-        data = [m.content for m in messages if m.role == "tool"]
+        data = [m.content for m in sent if m.role == "tool"] + list(self.calls.outputs)
         evidence = Evidence.of(texts, data)
         schemas = {str(t.get("function", {}).get("name", "")): t.get("function", {})
                    for t in self.client_tools}  # fmt: skip
