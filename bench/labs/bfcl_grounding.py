@@ -53,7 +53,8 @@ def said(entry: dict[str, Any]) -> list[str]:
 
 
 def ungrounded(entry: dict[str, Any], calls: list[dict[str, Any]], mapping: Any) -> list[str]:
-    tools = {t["function"]["name"]: t["function"] for t in bfcl.tools_of(entry["function"], mapping)}
+    offered = bfcl.tools_of(entry["function"], mapping)
+    tools = {t["function"]["name"]: t["function"] for t in offered}
     evidence = Evidence.of(said(entry))
     found = []
     for call in calls:
@@ -61,7 +62,8 @@ def ungrounded(entry: dict[str, Any], calls: list[dict[str, Any]], mapping: Any)
             schema = tools.get(name, {}).get("parameters", {})
             for miss in check(arguments, schema, evidence):
                 if miss.value is not None:  # a missing argument is the checker's business
-                    found.append(f"{name}{miss.pointer}={miss.value!r} ({'required' if miss.required else 'optional'})")
+                    kind = "required" if miss.required else "optional"
+                    found.append(f"{name}{miss.pointer}={miss.value!r} ({kind})")
     return found
 
 
