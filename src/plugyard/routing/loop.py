@@ -140,8 +140,14 @@ class Loop:
         return self.prompt_tokens + self.completion_tokens
 
     @property
+    def client_functions(self) -> dict[str, Mapping[str, Any]]:
+        """The client's own tools' function definitions, by name."""
+        return {str(t.get("function", {}).get("name", "")): t.get("function", {})
+                for t in self.client_tools}  # fmt: skip
+
+    @property
     def reserved(self) -> frozenset[str]:
-        return frozenset(str(t.get("function", {}).get("name", "")) for t in self.client_tools)
+        return frozenset(self.client_functions)
 
     def usage(self) -> Usage:
         return Usage(self.prompt_tokens, self.completion_tokens)
@@ -197,8 +203,7 @@ class Loop:
                  if m.role in ("system", "user") and m.content != TOOL_DATA_NOTE]  # fmt: skip
         data = [m.content for m in sent if m.role == "tool"] + list(self.calls.outputs)
         evidence = Evidence.of(texts, data)
-        schemas = {str(t.get("function", {}).get("name", "")): t.get("function", {})
-                   for t in self.client_tools}  # fmt: skip
+        schemas = self.client_functions
         for call in calls:
             function = schemas.get(call.name, {})
             parameters = function.get("parameters") if isinstance(function, Mapping) else None
@@ -231,12 +236,7 @@ class Loop:
         self.record(None, "needs_input", call=call, round=number,
                     arguments=call.arguments, error_code="argument_ungrounded",
                     notes=(f"not handed out: {reason}",))  # fmt: skip
-        first = grounded.missing[0]
-        error = ErrorInfo("argument_ungrounded", reason,
-                          {"pointer": first.pointer, "argument": first.name})  # fmt: skip
-        return Ending(
-            "needs_input", f"{call.name} was not called: {grounded.question()}", error=error
-        )
+        return _needs_input(call.name, grounded)
 
     def _no_call(self, answer: ChatAnswer) -> Ending:
         if self.answers_with == "model":
@@ -295,12 +295,7 @@ class Loop:
             self.record(candidate, "needs_input", call=call, round=number,
                          arguments=call.arguments, error_code="argument_ungrounded",
                          notes=(f"not called: {reason}",))  # fmt: skip
-            first = grounded.missing[0]
-            text = (f"{candidate.plugin_id}.{candidate.operation.id} was not called: "
-                    f"{grounded.question()}")  # fmt: skip
-            error = ErrorInfo("argument_ungrounded", reason,
-                              {"pointer": first.pointer, "argument": first.name})  # fmt: skip
-            ending = Ending("needs_input", text, error=error)
+            ending = _needs_input(f"{candidate.plugin_id}.{candidate.operation.id}", grounded)
             return refused_output("argument_ungrounded", reason), ending
         arguments = dict(grounded.arguments)
         self._notes += grounded.notes()
@@ -512,6 +507,16 @@ class Loop:
             plugin = candidate.plugin_id if candidate is not None else None
             operation = candidate.operation.id if candidate is not None else None
             self.runs.append(ToolRun(round, tool, plugin, operation, status, error_code, held))
+
+
+def _needs_input(tool: str, grounded: Grounded) -> Ending:
+    """How a request ends when ``tool``'s call still lacks a stated value after the
+    repair round, a yard tool's or a client's: the question, and the first value's
+    pointer."""
+    first = grounded.missing[0]
+    error = ErrorInfo("argument_ungrounded", grounded.reason(),
+                      {"pointer": first.pointer, "argument": first.name})  # fmt: skip
+    return Ending("needs_input", f"{tool} was not called: {grounded.question()}", error=error)
 
 
 def _with_ids(calls: tuple[ToolCall, ...], number: int) -> tuple[ToolCall, ...]:
