@@ -194,6 +194,8 @@ def decide(row: dict[str, Any], rule: str, margin: float = 0.0) -> str | None:
     chosen = greedy if greedy in by_name else None
     if rule == "model" or not row["alternatives"]:
         return by_name[chosen]["plugin"] if chosen else None
+    if rule == "lead":  # the margin scaled by retrieval's lead over another plugin
+        margin = FULL_MARGIN * min(1.0, _lead(cands) / margin) if margin > 0 else FULL_MARGIN
     saved, calls.FAVOURED_MARGIN = calls.FAVOURED_MARGIN, margin
     try:
         chosen = calls._weighed(_answer(row), chosen, row["none"], first)
@@ -202,9 +204,22 @@ def decide(row: dict[str, Any], rule: str, margin: float = 0.0) -> str | None:
     return by_name[chosen]["plugin"] if chosen else None
 
 
+#: The product's margin, which ``lead L`` reaches when retrieval's first leads by L.
+FULL_MARGIN = 2.0
+
+
+def _lead(cands: list[dict[str, Any]]) -> float:
+    """How far retrieval's first scores above the best candidate of another plugin
+    (infinite when every candidate is of the first's plugin)."""
+    first = cands[0]
+    others = [c["score"] for c in cands[1:] if c["plugin"] != first["plugin"]]
+    return first["score"] - max(others) if others else float("inf")
+
+
 def score(args: argparse.Namespace) -> None:
     rules = [("oracle", 0.0), ("model", 0.0), ("retrieval", 0.0)]
     rules += [("product", m) for m in (0.5, 1.0, 1.5, 2.0, 3.0, 5.0)]
+    rules += [("lead", m) for m in (0.1, 0.25, 0.5, 1.0, 2.0)]
     files = {}
     for name in args.files:
         with open(name) as lines:

@@ -74,3 +74,9 @@ def test_percentages_are_read_with_their_number() -> None:
 def test_the_looser_stem_reads_a_participle_as_its_word() -> None:
     assert stem("detailed") == stem("detail") == "detail"
     assert stem("nights") == "night"
+
+
+def test_numbers_as_written_leave_out_the_percent_readings() -> None:
+    assert numbers_in("100 % 7", readings=False) == {100.0, 7.0}
+    assert numbers_in("3 thousand", readings=False) == {3.0, 1000.0, 3000.0}
+    assert {0.07, 100.0} <= numbers_in("100 % 7")

@@ -182,3 +182,11 @@ def test_normalising_never_adds_a_number_the_value_lacks(
     value = normalise({"time": written}, TIME, said)["time"]
     assert numbers_in(value) <= numbers_in(written)
     assert str(year) not in value  # the request states no date
+
+
+def test_a_remainder_in_an_expression_is_not_read_as_a_percentage() -> None:
+    calc = {"type": "object", "properties": {"expression": {}}, "required": ["expression"]}
+    said = evidence("what's the remainder of 100 divided by 7")
+    assert check({"expression": "100 % 7"}, calc, said) == ()
+    assert check({"expression": "17.5%"}, calc, evidence("17.5 percent of 240")) == ()
+    assert [u.pointer for u in check({"expression": "100 % 8"}, calc, said)] == ["/expression"]

@@ -60,8 +60,11 @@ def words_in(text: str) -> list[str]:
     return [fold(w) for w in _WORD.findall(text)]
 
 
-def numbers_in(text: str) -> set[float]:
-    """Every number ``text`` states, as people write them (see the module's notes)."""
+def numbers_in(text: str, *, readings: bool = True) -> set[float]:
+    """Every number ``text`` states, as people write them (see the module's notes).
+    ``readings=False`` leaves out what a percent sign or word would make of them (100,
+    each number over 100): in a model's expression "100 % 7" is a remainder, and its
+    7 is not the 0.07 the request never states."""
     found: set[float] = set()
     text = ISO_LETTERS.sub(" ", text)  # "…-15T09:00": the hour is a number too
     for match in _NUMBER.finditer(text):
@@ -77,12 +80,14 @@ def numbers_in(text: str) -> set[float]:
     for word in words:
         found.update(float(v) for v in _NUMBER_WORDS.get(fold(word), ()))
     found.update(spelled_numbers(text))
-    if "%" in text:
-        found.add(100.0)
     # "3 thousand" is 3000, "2.5 million" 2,500,000.
     for match in re.finditer(r"(\d+(?:\.\d+)?)\s*(hundred|thousand|million|billion)\b", text,
                              re.IGNORECASE):  # fmt: skip
         found.add(float(match.group(1)) * _SCALES[match.group(2).lower()])
+    if not readings:
+        return found
+    if "%" in text:
+        found.add(100.0)
     for value in list(found):  # a percentage may be written as its fraction
         if "%" in text or "percent" in words:
             found.add(value / 100)

@@ -267,7 +267,8 @@ def _why(value: Any, evidence: Evidence) -> str | None:
         return f"{_show(value)} does not appear in the request"
     if not isinstance(value, str):
         return None
-    missing = sorted(n for n in numbers_in(value) if not evidence.has_number(n))
+    # The numbers as written: "%" in a value may be a remainder ("100 % 7").
+    missing = sorted(n for n in numbers_in(value, readings=False) if not evidence.has_number(n))
     if missing:
         return f"{_show(missing[0])} in {value!r} does not appear in the request"
     if _CODE.search(value):
