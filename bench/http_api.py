@@ -44,24 +44,29 @@ wrk.headers["X-API-Key"] = "{key}"
 # ----------------------------------------------------------------------------- servers
 
 
+def bare_app() -> FastAPI:
+    """The bare FastAPI endpoint plugyard's execute is measured against."""
+    sys.path.insert(0, str(PLUGINS / "tool" / "echo"))
+    from plugin import echo  # type: ignore[import-not-found]
+
+    app = FastAPI()
+
+    @app.post("/bare/echo")
+    async def bare(request: Request) -> Response:
+        body = await request.json()
+        data = await echo(**body["parameters"])
+        return Response(json.dumps({"status": "success", "data": data}),
+                        media_type="application/json")  # fmt: skip
+
+    return app
+
+
 def serve(kind: str, port: int, db: str) -> None:
     """Run one server in this process (the child side)."""
     import uvicorn
 
-    sys.path.insert(0, str(PLUGINS / "tool" / "echo"))
-    from plugin import echo  # type: ignore[import-not-found]
-
     if kind == "bare":
-        app = FastAPI()
-
-        @app.post("/bare/echo")
-        async def bare(request: Request) -> Response:
-            body = await request.json()
-            data = await echo(**body["parameters"])
-            return Response(json.dumps({"status": "success", "data": data}),
-                            media_type="application/json")  # fmt: skip
-
-        served = app
+        served = bare_app()
     else:
         from plugyard.server import ServerSettings, create_app
         from plugyard.yard import Settings, Yard
