@@ -178,8 +178,10 @@ def _answer(row: dict[str, Any]) -> ChatAnswer:
 def decide(row: dict[str, Any], rule: str, margin: float = 0.0) -> str | None:
     """The plugin a rule picks for one record, ``None`` for none: ``oracle`` (right
     whenever a right candidate was offered), ``model`` (its greedy choice),
-    ``retrieval`` (the first candidate) or ``product`` (``respond(favoured=first)``
-    with ``margin`` as ``FAVOURED_MARGIN``)."""
+    ``retrieval`` (the first candidate), ``product`` (``respond(favoured=first)``
+    with ``margin`` as ``FAVOURED_MARGIN``) or ``lead`` (the same, with
+    :data:`FULL_MARGIN` scaled by retrieval's lead over ``margin``, the lead at which
+    it is reached)."""
     cands = row["candidates"]
     if not cands:
         return None
