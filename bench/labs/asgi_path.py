@@ -1,14 +1,17 @@
 """HTTP lab: where an execute request's time goes inside the server, without a network.
 
     python bench/labs/asgi_path.py [--clients 32] [--requests 8000] [--rounds 5] [--profile]
+    python bench/labs/asgi_path.py --instructions --requests 2560   # valgrind's counts
 
 bench/http_api.py measures the service as a client sees it (uvicorn, loopback, wrk),
 where uvicorn, the kernel and wrk itself share the two cores with the application. This
-lab calls the ASGI applications directly, on one uvloop loop, ``--clients`` coroutines
-at a time, and reports the application's own time per request (median of ``--rounds``).
+lab calls the ASGI applications directly, on one uvloop loop, ``--clients`` requests at
+a time, each in a task of its own as uvicorn runs them, and reports the application's
+own time per request (median of ``--rounds``).
 Variants of plugyard's service take its parts out one at a time:
 
 - ``bare``: the bare FastAPI endpoint of bench/http_api.py;
+- ``bare-no-otel``: the same with FastAPI's own OpenTelemetry check turned off;
 - ``plugyard``: the service as configured (API key, executor, durable audit chain);
 - ``audit-no-sql``: the audit events are built and chained (HMAC), not written;
 - ``audit-no-chain``: the events are emitted and awaited, never built or written;
@@ -37,15 +40,18 @@ HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
 PLUGINS = HERE / "plugins"
 BODY = json.dumps({"parameters": {"text": "hello"}}).encode()
-VARIANTS = ("bare", "plugyard", "audit-no-sql", "audit-no-chain", "audit-none")
+VARIANTS = ("bare", "bare-no-otel", "plugyard", "audit-no-sql", "audit-no-chain", "audit-none")
 
 App = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
 
 
-def bare_app() -> tuple[App, str, list[tuple[bytes, bytes]]]:
+def bare_app(otel: bool = True) -> tuple[App, str, list[tuple[bytes, bytes]]]:
     import http_api  # bench/http_api.py
 
-    return http_api.bare_app(), "/bare/echo", [(b"content-type", b"application/json")]
+    app = http_api.bare_app()
+    if not otel:  # FastAPI's own telemetry off, as plugyard's service has it while its own is
+        app._native_telemetry.config.update(tracing=False, metrics=False, logs=False)
+    return app, "/bare/echo", [(b"content-type", b"application/json")]
 
 
 def plugyard_app(variant: str, folder: str) -> tuple[App, str, list[tuple[bytes, bytes]]]:
@@ -115,26 +121,33 @@ async def one(app: App, path: str, headers: list[tuple[bytes, bytes]]) -> int:
 
 async def per_request(app: App, path: str, headers: list[tuple[bytes, bytes]], clients: int,
                       requests: int) -> float:  # fmt: skip
-    """Microseconds of the application's time per request, ``clients`` at a time."""
+    """Microseconds of the application's time per request, ``clients`` at a time.
 
-    async def client() -> None:
-        for _ in range(requests // clients):
-            status = await one(app, path, headers)
+    Each request runs in a task of its own, as uvicorn runs one per request: a request
+    that waits (for its audit event's group commit) then costs what it costs in the
+    service, one more step of its task. Clients that loop over their requests in one
+    coroutine would never yield without that wait, and charge it with every loop turn."""
+    loop = asyncio.get_running_loop()
+
+    async def wave() -> None:
+        tasks = [loop.create_task(one(app, path, headers)) for _ in range(clients)]
+        for status in await asyncio.gather(*tasks):
             assert status == 200, status
 
     started = time.perf_counter()
-    await asyncio.gather(*(client() for _ in range(clients)))
+    for _ in range(requests // clients):
+        await wave()
     return (time.perf_counter() - started) / (requests // clients * clients) * 1e6
 
 
 async def measure(variant: str, args: argparse.Namespace, folder: str) -> list[float]:
-    if variant == "bare":
-        app, path, headers = bare_app()
+    if variant.startswith("bare"):
+        app, path, headers = bare_app(otel=variant == "bare")
     else:
         app, path, headers = plugyard_app(variant, folder)
     gc.collect()
     gc.freeze()  # as the service's lifespan does once it has started
-    await per_request(app, path, headers, args.clients, 2000)  # warm
+    await per_request(app, path, headers, args.clients, args.warm)
     profile = cProfile.Profile() if args.profile else None
     if profile is not None:
         profile.enable()
@@ -153,7 +166,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--variant", choices=VARIANTS, help="one variant (a process each)")
     parser.add_argument("--profile", action="store_true", help="cProfile to stderr")
+    parser.add_argument("--warm", type=int, default=2000, help="requests before measuring")
+    parser.add_argument(
+        "--instructions", action="store_true",
+        help="count instructions per request under valgrind instead of timing (needs valgrind)",
+    )  # fmt: skip
     args = parser.parse_args()
+    if args.instructions:
+        instructions(args)
+        return
     if args.variant is not None:
         import uvloop
 
@@ -172,6 +193,32 @@ def main() -> None:
         rounds = json.loads(out.strip().splitlines()[-1])
         shown = ", ".join(f"{r:.1f}" for r in rounds)
         print(f"{variant:16}{statistics.median(rounds):>12.1f}   {shown}")
+
+
+def instructions(args: argparse.Namespace) -> None:
+    """Instructions per request, counted by valgrind's callgrind: the same on a busy
+    machine as on a quiet one, where the timings of this lab move by ±20 % from run to
+    run. Each variant runs twice, with no measured requests and with ``--requests``; the
+    difference over the requests is what one costs (start-up and warm-up cancel)."""
+    import re
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
+    def counted(variant: str, rounds: int) -> int:
+        command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                   sys.executable, __file__, "--variant", variant, "--clients",
+                   str(args.clients), "--requests", str(args.requests), "--rounds",
+                   str(rounds), "--warm", "640"]  # fmt: skip
+        err = subprocess.run(command, check=True, capture_output=True, text=True).stderr
+        found = re.search(r"Collected\s*:\s*(\d+)", err)
+        assert found is not None, err[-2000:]
+        return int(found.group(1))
+
+    print(f"{'variant':16}{'instructions/request':>22}")
+    with ThreadPoolExecutor(2) as pool:  # one valgrind per core
+        for variant in VARIANTS:
+            idle, busy = pool.map(counted, (variant, variant), (0, 1))
+            print(f"{variant:16}{(busy - idle) / args.requests:>22,.0f}")
 
 
 if __name__ == "__main__":

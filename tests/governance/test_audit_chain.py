@@ -4,6 +4,9 @@ with SIGKILL loses no acknowledged event."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import json
 import multiprocessing
 import os
 import random
@@ -186,6 +189,51 @@ def test_a_failed_group_commit_reaches_every_waiter() -> None:
         return await asyncio.gather(*(call(i) for i in range(4)))
 
     assert asyncio.run(main()) == ["store_error"] * 4
+
+
+def test_each_hash_is_the_keyed_hmac_of_the_previous_hash_and_the_rows_sorted_json() -> None:
+    # The chain's format, restated with the standard library: chains written by earlier
+    # versions must keep verifying.
+    key = b"k" * 32
+    audit = ChainedAudit(SqlAuditRepository(Store.open(":memory:")), key)
+    audit.append(
+        "call",
+        status="success",
+        subject="bøb",
+        plugin_id="p",
+        operation="o",
+        duration_ms=1.25,
+        detail={"z": 1, "a": [True, None, {"y": "x", "b": 2.5}]},
+    )
+    audit.append("policy", status="success", subject="alice")
+    prev = "0" * 64
+    for record in audit.tail(2):
+        columns = dict(zip(record._fields[:-1], record[:-1], strict=True))
+        body = json.dumps(columns, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        expected = hmac.new(key, prev.encode() + body.encode(), hashlib.sha256).hexdigest()
+        assert (record.prev_hash, record.hash) == (prev, expected)
+        prev = record.hash
+
+
+def test_a_cancelled_waiter_leaves_the_others_waiting_for_the_commit() -> None:
+    repository = CountingRepository()
+    audit = ChainedAudit(repository, b"k" * 32)
+
+    async def call(i: int) -> str:
+        audit.emit(_event(i))
+        await audit.settle()
+        return "acknowledged"
+
+    async def main() -> list[Any]:
+        tasks = [asyncio.create_task(call(i)) for i in range(4)]
+        await asyncio.sleep(0)  # every task has emitted and waits for the turn's commit
+        tasks[1].cancel()
+        return await asyncio.gather(*tasks, return_exceptions=True)
+
+    outcomes = asyncio.run(main())
+    assert outcomes[0] == outcomes[2] == outcomes[3] == "acknowledged"
+    assert isinstance(outcomes[1], asyncio.CancelledError)
+    assert repository.batches == [1, 3] and audit.verify().events == 4
 
 
 def _group_writer(database: str, acks: Any) -> None:

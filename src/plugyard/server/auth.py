@@ -19,6 +19,7 @@ from fastapi.security import APIKeyHeader
 from plugyard.governance.policy import rights
 from plugyard.governance.policy.rights import Right
 from plugyard.server.errors import Unauthenticated
+from plugyard.server.inputs import header
 from plugyard.store.keys import Principal
 
 API_KEY_HEADER = APIKeyHeader(
@@ -57,18 +58,18 @@ class Authenticator:
         self._cache.clear()
 
 
-def presented_key(request: Request, header: str | None) -> str | None:
-    if header:
-        return header
-    authorization = request.headers.get("authorization")
+def presented_key(request: Request, given: str | None) -> str | None:
+    if given:
+        return given
+    authorization = header(request, b"authorization")
     if authorization and authorization[:7].lower() == "bearer ":
         return authorization[7:].strip() or None
     return None
 
 
-def authenticate(request: Request, header: str | None = None) -> Principal:
+def authenticate(request: Request, given: str | None = None) -> Principal:
     """The verified principal of a request, or ``unauthenticated``."""
-    key = presented_key(request, header or request.headers.get("x-api-key"))
+    key = presented_key(request, given or header(request, b"x-api-key"))
     if key is None:
         raise Unauthenticated(
             "no API key: send X-API-Key or Authorization: Bearer", key_given=False

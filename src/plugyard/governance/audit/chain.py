@@ -20,11 +20,11 @@ one per call.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import hmac
+import operator
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Generator, Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -36,6 +36,12 @@ from plugyard.store.rawdb import Extra
 
 _encode = msgspec.json.Encoder(order="sorted").encode
 _HASHED = AuditRecord._fields[:-1]  # every column but the hash itself
+# What is hashed is the canonical JSON object of those columns, keys sorted. A struct
+# whose fields are the column names in sorted order encodes to the same bytes as that
+# dict, without building a dict per event.
+_BY_NAME = sorted(range(len(_HASHED)), key=_HASHED.__getitem__)
+_Hashed = msgspec.defstruct("_Hashed", [_HASHED[i] for i in _BY_NAME])
+_in_name_order = operator.itemgetter(*_BY_NAME)
 _second: tuple[int, str] = (-1, "")  # the last second formatted, and its text
 
 
@@ -62,10 +68,12 @@ _KEYED: dict[bytes, Any] = {}
 def _link(key: bytes, prev_hash: str, values: tuple[Any, ...]) -> str:
     keyed = _KEYED.get(key)
     if keyed is None:  # the key schedule is computed once per key, then copied
-        keyed = _KEYED[key] = hmac.new(key, digestmod=hashlib.sha256)
+        # By name, the HMAC is OpenSSL's throughout; given a constructor, its copies and
+        # digests pass through Python.
+        keyed = _KEYED[key] = hmac.new(key, digestmod="sha256")
     mac = keyed.copy()
     mac.update(prev_hash.encode("ascii"))
-    mac.update(_encode(dict(zip(_HASHED, values, strict=True))))
+    mac.update(_encode(_Hashed(*_in_name_order(values))))
     return str(mac.hexdigest())
 
 
@@ -133,12 +141,17 @@ class ChainedAudit:
             )
         writer.add(build, extra)
 
-    async def settle(self) -> None:
-        """Wait until every event emitted so far in this loop is durable (raises the
-        store's error if its group commit failed)."""
+    def settle(self) -> Awaitable[None]:
+        """What a caller awaits until every event emitted so far in this loop is durable
+        (it raises the store's error if their group commit failed). Each caller waits on
+        a future of its own, so a cancelled caller cancels nobody else's wait; with
+        nothing pending there is nothing to wait for."""
         writer = self._writers.get(asyncio.get_running_loop())
-        if writer is not None and writer.collecting is not None:
-            await asyncio.shield(writer.collecting.done)
+        if writer is None or writer.collecting is None:
+            return _DURABLE
+        waiter: asyncio.Future[None] = writer.loop.create_future()
+        writer.collecting.waiters.append(waiter)
+        return waiter
 
     def flush_pending(self) -> None:
         """Commit this loop's waiting events now, on this thread (a cancelled call cannot
@@ -228,12 +241,22 @@ class _Pace:
     grouping_until: float = 0.0
 
 
+class _Durable:
+    """Awaited when nothing is pending: done at once, without a task switch."""
+
+    def __await__(self) -> Generator[Any, None, None]:
+        yield from ()
+
+
+_DURABLE = _Durable()
+
+
 @dataclass(slots=True)
 class _Batch:
-    """Events committed together; ``done`` resolves after the commit."""
+    """Events committed together; each waiter's future resolves after the commit."""
 
-    done: asyncio.Future[None]
     items: list[tuple[Build, Extra | None]] = field(default_factory=list)
+    waiters: list[asyncio.Future[None]] = field(default_factory=list)
 
 
 class _Writer:
@@ -274,7 +297,7 @@ class _Writer:
                 self.repository.append_many([(build, extra)])  # durable when add returns
                 return
         if self.collecting is None:
-            self.collecting = _Batch(self.loop.create_future())
+            self.collecting = _Batch()
             self.loop.call_soon(self.write_now)
             # Calls are concurrent now: for a while, even a turn's first event waits for
             # the turn's commit rather than costing one of its own.
@@ -292,11 +315,12 @@ class _Writer:
             try:
                 self.repository.append_many(batch.items)
             except Exception as exc:  # every waiter of the batch learns it failed
-                if not batch.done.done():
-                    batch.done.set_exception(exc)
-                    batch.done.exception()  # reported to the waiters, not as "never retrieved"
+                for waiter in batch.waiters:
+                    if not waiter.done():  # a cancelled caller no longer waits
+                        waiter.set_exception(exc)
             else:
-                if not batch.done.done():
-                    batch.done.set_result(None)
+                for waiter in batch.waiters:
+                    if not waiter.done():
+                        waiter.set_result(None)
         if not self.in_turn:
             self.idle()

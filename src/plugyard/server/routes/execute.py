@@ -30,7 +30,7 @@ from plugyard.server.auth import SECURITY, authenticate, caller
 from plugyard.server.bodies import ResultEnvelope
 from plugyard.server.errors import result_response
 from plugyard.server.faults import InvalidRequest, fault
-from plugyard.server.inputs import MAX_TIMEOUT_MS, ExecuteBody, read_json, schema_of
+from plugyard.server.inputs import MAX_TIMEOUT_MS, ExecuteBody, header, read_json, schema_of
 from plugyard.server.routes.documented import (
     IDEMPOTENCY_KEY,
     IDEMPOTENCY_KEY_MAX,
@@ -137,10 +137,11 @@ async def answer(plugin_id: str, request: Request) -> Response:
     """The execute route's whole work. The key and the query are read by hand: FastAPI's
     dependency resolution cost more than the executor itself (bench/RESULTS.md)."""
     principal = authenticate(request)
-    operation = request.query_params.get("operation")
+    # Parsing an empty query string costs more than the rest of this line.
+    operation = request.query_params.get("operation") if request.scope["query_string"] else None
     call, search_id = await _read_call(plugin_id, request, principal, operation)
     yard: Yard = request.app.state.yard
-    if "text/event-stream" in request.headers.get("accept", ""):
+    if "text/event-stream" in (header(request, b"accept") or ""):
         return _streaming(yard, call, search_id)
     result = await yard.executor.call(call)
     _learn(yard, search_id, principal.subject, result, call)
@@ -190,7 +191,7 @@ async def _read_call(
     plugin_id: str, request: Request, principal: Principal, operation: str | None
 ) -> tuple[CallRequest, str | None]:
     body = members.read(await read_json(request, empty={}), _MEMBERS)
-    key = request.headers.get("idempotency-key")
+    key = header(request, b"idempotency-key")
     # Checked before a stream starts: once it has, the answer is 200 whatever the call says.
     if key is not None and not (len(key) <= IDEMPOTENCY_KEY_MAX and _KEY_TEXT.search(key)):
         raise InvalidRequest([fault("/header/Idempotency-Key", "1 to 255 characters, not blank")])
