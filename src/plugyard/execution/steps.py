@@ -57,7 +57,7 @@ UNSET: Any = object()
 
 class Step(Protocol):
     """One step of the call path. A step whose ``after`` hands work to a batch (the
-    audit chain's group commit) may also have ``settle``, a coroutine function the
+    audit chain's group commit) may also have ``settle``, a function whose awaitable the
     executor awaits before the result goes out."""
 
     @property
