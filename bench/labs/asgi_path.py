@@ -201,8 +201,12 @@ def instructions(args: argparse.Namespace) -> None:
     run. Each variant runs twice, with no measured requests and with ``--requests``; the
     difference over the requests is what one costs (start-up and warm-up cancel)."""
     import re
+    import shutil
     import subprocess
     from concurrent.futures import ThreadPoolExecutor
+
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
 
     def counted(variant: str, rounds: int) -> int:
         command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
