@@ -8,6 +8,17 @@ torch and a dozen vendor SDKs the checker never imports).
     python bench/bfcl.py --data ../shared/bench/bfcl
     python bench/bfcl.py --data DIR --categories simple_python,multiple --limit 60 --half tune
     python bench/bfcl.py --data DIR --irrelevance 60 --llm embedded:quality --json
+    python bench/bfcl.py --data package --categories parallel,live_simple,simple_java --limit 20
+
+``--data package`` reads the categories ``bfcl-eval`` ships (all of BFCL v4's single-turn
+ones: ``parallel``, ``parallel_multiple``, ``irrelevance``, ``live_simple``,
+``live_multiple``, ``live_parallel``, ``live_parallel_multiple``, ``live_irrelevance``,
+``live_relevance``, ``simple_java``, ``simple_javascript`` …), the held-out checks of
+``shared/``'s two. Java and JavaScript entries are prepared as BFCL prepares them for a
+function-calling model (its ``_func_doc_language_specific_pre_processing``: every
+parameter a string in the language's syntax) and checked in that language. A
+relevance category is scored by BFCL's rule: ``irrelevance`` and ``live_irrelevance``
+are right with no call, ``live_relevance`` with any call.
 
 Per category: ``accuracy`` (the checker's ``valid``), ``calls_rate`` (answers that came
 back as tool calls), ``p50_ms`` and ``p95_ms`` of one request as the client sees it.
@@ -68,12 +79,45 @@ def _checker() -> Any:
         CHECKER_MODEL: types.SimpleNamespace(underscore_to_dot=True)
     }
     sys.modules.setdefault("bfcl_eval.constants.model_config", config)
-    from bfcl_eval.constants.enums import Language
     from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker
 
     return lambda functions, output, answer, category: ast_checker(
-        functions, output, answer, Language.PYTHON, category, CHECKER_MODEL
+        functions, output, answer, _language(category), category, CHECKER_MODEL
     )
+
+
+def _language(category: str) -> Any:
+    from bfcl_eval.constants.enums import Language
+    from bfcl_eval.utils import is_java, is_js
+
+    return (
+        Language.JAVA
+        if is_java(category)
+        else Language.JAVASCRIPT
+        if is_js(category)
+        else (Language.PYTHON)
+    )
+
+
+def prepared(entries: list[dict[str, Any]], category: str) -> list[dict[str, Any]]:
+    """Java and JavaScript entries as BFCL sends them to a function-calling model: each
+    parameter a string in the language's own syntax (BFCL's own preprocessing), the
+    functions as written kept for the checker. Python entries are sent as they are, as
+    earlier runs here sent them."""
+    from bfcl_eval.utils import _func_doc_language_specific_pre_processing, is_java, is_js
+
+    if not (is_java(category) or is_js(category)):
+        return entries
+    # BFCL's checker reads the functions as the data gives them ("checked").
+    return [{**e, "checked": e["function"], "function": _func_doc_language_specific_pre_processing(
+        json.loads(json.dumps(e["function"])), category)} for e in entries]  # fmt: skip
+
+
+def package_data() -> Path:
+    """The data folder ``bfcl-eval`` installs with its checker."""
+    import bfcl_eval
+
+    return Path(bfcl_eval.__file__).parent / "data"
 
 
 def _types() -> dict[str, str]:
@@ -116,11 +160,16 @@ def tools_of(functions: list[dict[str, Any]], mapping: dict[str, str]) -> list[d
 def pick(entries: list[dict[str, Any]], half: str | None, limit: int | None) -> list[Any]:
     if half:
         parity = 0 if half == "tune" else 1
-        entries = [e for e in entries if int(e["id"].rsplit("_", 1)[1]) % 2 == parity]
+        entries = [e for e in entries if _number(e["id"]) % 2 == parity]
     if limit and limit < len(entries):
         step = len(entries) / limit
         entries = [entries[int(i * step)] for i in range(limit)]
     return entries
+
+
+def _number(entry_id: str) -> int:
+    # "simple_python_12" → 12; the live sets' "live_simple_0-0-0" → 0, their running index
+    return int(re.split(r"[_-]", entry_id.rsplit("_", 1)[1])[0])
 
 
 def irrelevant(entries: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
@@ -138,14 +187,13 @@ def irrelevant(entries: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     check, mapping = _checker(), _types()
-    data = Path(args.data)
+    data = package_data() if args.data == "package" else Path(args.data)
     categories = [c for c in args.categories.split(",") if c]
     sets: dict[str, tuple[list[Any], dict[str, Any]]] = {}
     for category in categories:
-        entries = read_jsonl(data / f"BFCL_v4_{category}.json")
-        answers = {
-            a["id"]: a for a in read_jsonl(data / "possible_answer" / f"BFCL_v4_{category}.json")
-        }
+        entries = prepared(read_jsonl(data / f"BFCL_v4_{category}.json"), category)
+        truth = data / "possible_answer" / f"BFCL_v4_{category}.json"
+        answers = {a["id"]: a for a in read_jsonl(truth)} if truth.exists() else {}
         sets[category] = (pick(entries, args.half, args.limit), answers)
     if args.irrelevance:
         simple = read_jsonl(data / "BFCL_v4_simple_python.json")
@@ -247,10 +295,13 @@ def measure(
         ]
         as_calls += bool(calls)
         verdict: Any = {"valid": not calls}  # irrelevance: no call is right
-        if category != "irrelevance_built":
+        if category == "live_relevance":
+            verdict = {"valid": bool(calls)}  # relevance: any call is right
+        elif "irrelevance" not in category:
             truth = answers[entry["id"]]["ground_truth"]
             no_call = {"valid": False, "error": ["no call"]}
-            verdict = check(entry["function"], calls, truth, category) if calls else no_call
+            functions = entry.get("checked", entry["function"])
+            verdict = check(functions, calls, truth, category) if calls else no_call
         ok = bool(verdict["valid"])
         right += ok
         text = (message.content or "")[:200]

@@ -82,6 +82,9 @@ ERROR_CODES: dict[str, ErrorSpec] = {
     "model_not_found": ErrorSpec(
         404, "The OpenAI-compatible endpoint does not serve the model the request names."
     ),
+    "llm_context_exceeded": ErrorSpec(
+        413, "The conversation and the tools offered are longer than the model's context."
+    ),
     "input_too_large": ErrorSpec(
         413, "The text for the model is over its cap (details: pointer, limit_chars, chars)."
     ),

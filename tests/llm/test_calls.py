@@ -383,3 +383,41 @@ def test_two_names_that_begin_alike_are_weighed_where_they_part() -> None:
 
     assert chosen(-0.9) == ["product_search"]  # the model's lead of 0.4 is too faint
     assert chosen(-4.0) == ["product_compare"]
+
+
+_COUNTED = (*_SPELLED, ' "', "calls", '":', " ", "1", "}")
+
+
+def counted_choice(counts: dict[str, float]) -> Reply:
+    """The model writes one call and weighs the counts at the count's token."""
+    steps: list[dict[str, float]] = [{token: -0.01} for token in _COUNTED]
+    steps[_COUNTED.index("1")] = counts
+    return Reply.json({"tool": "get_weather", "calls": 1}, top_logprobs=tuple(steps))
+
+
+def test_a_count_weighed_close_behind_one_is_asked_for() -> None:
+    two = Reply.calls(("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Rome"}))
+    done, requests = answer([counted_choice({"1": -0.5, "2": -1.2, "3": -4.0}), two], WEATHER,
+                            user="Weather in Oslo and in Rome?")  # fmt: skip
+    assert [c.arguments["city"] for c in done.tool_calls] == ["Oslo", "Rome"]
+    assert schema_of(requests[1])["minItems"] == 2
+
+
+def test_a_count_weighed_far_behind_one_is_not() -> None:
+    one = Reply.calls(("get_weather", {"city": "Oslo"}))
+    _, requests = answer([counted_choice({"1": -0.1, "2": -3.0}), one], WEATHER)
+    assert schema_of(requests[1])["minItems"] == 1
+
+
+@pytest.mark.parametrize("second", ["Oslo", "Paris"], ids=["a repeat", "an invented city"])
+def test_a_surplus_call_that_repeats_or_invents_is_dropped(second: str) -> None:
+    two = Reply.calls(("get_weather", {"city": "Oslo"}), ("get_weather", {"city": second}))
+    done, _ = answer([counted_choice({"1": -0.5, "2": -1.2}), two], WEATHER)
+    assert [c.arguments["city"] for c in done.tool_calls] == ["Oslo"]
+
+
+def test_calls_the_model_wrote_it_needed_are_all_kept() -> None:
+    two = Reply.calls(("get_weather", {"city": "Oslo"}), ("get_weather", {"city": "Oslo"}))
+    done, _ = answer([Reply.choice("get_weather", calls=2), two], WEATHER)
+    # a written count is the model's own: a repeat is the routing flow's to refuse
+    assert len(done.tool_calls) == 2

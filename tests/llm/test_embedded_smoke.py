@@ -8,7 +8,7 @@ import importlib.util
 
 import pytest
 
-from plugyard.llm import ChatRequest, Delta
+from plugyard.llm import ChatRequest, Delta, LlmError
 from plugyard.llm.calls import respond
 from plugyard.llm.embedded import EmbeddedChatModel
 from plugyard.llm.pinned import DEFAULT, SMOLLM2_135M, installed
@@ -81,3 +81,16 @@ def test_the_default_model_answers_a_tool_request_with_a_call(
     (call,) = answer.tool_calls
     assert call.name == "get_weather" and "Oslo" in call.arguments["city"]
     assert answer.model == DEFAULT.name
+
+
+def test_a_prompt_over_the_context_window_is_its_own_error() -> None:
+    try:
+        SMOLLM2_135M.locate()
+    except Exception as exc:
+        pytest.skip(str(exc))
+    small = EmbeddedChatModel(SMOLLM2_135M, context=256)
+    request = ChatRequest.of(("user", "word " * 600), max_tokens=4)
+    with pytest.raises(LlmError) as caught:
+        asyncio.run(small.chat(request))
+    assert caught.value.code == "llm_context_exceeded"
+    assert caught.value.details["context"] == 256

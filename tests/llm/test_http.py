@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -89,6 +90,26 @@ def test_a_client_error_is_not_retried() -> None:
 
     error, sent = run([Reply.error(404), Reply.text("never")], use)
     assert (error.code, sent) == ("llm_unavailable", 1)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        # llama.cpp's server and OpenAI's (vLLM answers as OpenAI does)
+        {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 9000},
+        {"code": "context_length_exceeded", "type": "invalid_request_error"},
+    ],
+)
+def test_a_prompt_over_the_context_window_says_so(error: dict[str, Any]) -> None:
+    body = json.dumps({"error": {"message": "too long", **error}}).encode()
+
+    async def use(model: OpenAIChatModel, fake: FakeModelServer) -> Any:
+        with pytest.raises(LlmError) as caught:
+            await model.chat(ask())
+        return caught.value, len(fake.requests)
+
+    failure, sent = run([Reply(status=400, raw_body=body)], use)
+    assert (failure.code, failure.http_status, sent) == ("llm_context_exceeded", 413, 1)
 
 
 def test_garbage_is_an_invalid_answer() -> None:

@@ -21,12 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from plugyard.llm import wire
-from plugyard.llm.errors import LlmError, timed_out, unavailable
+from plugyard.llm.errors import LlmError, context_exceeded, timed_out, unavailable
 from plugyard.llm.pinned import DEFAULT, PinnedModel, verified
 from plugyard.llm.types import ChatAnswer, ChatRequest, Delta
 
 DEFAULT_THREADS = 1
-DEFAULT_CONTEXT = 2048
+#: Tokens of prompt and answer together. A client may offer dozens of tools (BFCL's live
+#: entries run to 7,000 tokens); the cache for 8,192 costs the 0.5B model about 70 MB
+#: more than 2,048 did, and a short prompt is no slower (docs/llm.md).
+DEFAULT_CONTEXT = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,5 +189,13 @@ def _complete(core: Any, body: dict[str, Any], on_chunk: Any = None) -> Any:
             f"the embedded model refused the request: {exc}", code="invalid_request"
         ) from None
     if isinstance(raw, dict) and "error" in raw:
-        raise unavailable(f"the embedded model failed: {raw['error']}")
+        error = raw["error"]
+        if isinstance(error, dict) and error.get("type") == "exceed_context_size_error":
+            raise context_exceeded(
+                f"the prompt ({error.get('n_prompt_tokens')} tokens) is longer than the "
+                f"model's context window ({error.get('n_ctx')} tokens)",
+                prompt_tokens=error.get("n_prompt_tokens"),
+                context=error.get("n_ctx"),
+            )
+        raise unavailable(f"the embedded model failed: {error}")
     return raw

@@ -10,8 +10,9 @@ from plugyard.errors import PlugyardError
 class LlmError(PlugyardError):
     """A chat call that produced no usable answer; ``code`` says why:
     ``llm_unavailable`` (no server, refused, model missing or not the pinned file),
-    ``llm_timeout`` (the deadline passed) or ``llm_invalid_answer`` (not JSON, or not
-    matching the requested schema)."""
+    ``llm_timeout`` (the deadline passed), ``llm_invalid_answer`` (not JSON, or not
+    matching the requested schema) or ``llm_context_exceeded`` (the conversation and
+    the tools offered are longer than the model's context window)."""
 
     default_code = "llm_unavailable"
 
@@ -26,6 +27,10 @@ def unavailable(message: str, **details: Any) -> LlmError:
 
 def timed_out(message: str, **details: Any) -> LlmError:
     return LlmError(message, code="llm_timeout", **details)
+
+
+def context_exceeded(message: str, **details: Any) -> LlmError:
+    return LlmError(message, code="llm_context_exceeded", **details)
 
 
 def invalid_answer(message: str, **details: Any) -> LlmError:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import aiohttp
 
 from plugyard.llm import wire
-from plugyard.llm.errors import LlmError, invalid_answer, timed_out, unavailable
+from plugyard.llm.errors import LlmError, context_exceeded, invalid_answer, timed_out, unavailable
 from plugyard.llm.retry import RETRY_STATUSES, RetryPolicy, retry_after
 from plugyard.llm.types import ChatAnswer, ChatRequest, Delta
 
@@ -166,9 +166,20 @@ class OpenAIChatModel:
             await asyncio.sleep(wait)
 
 
+#: How servers say a prompt is over the context window: llama.cpp's error type, OpenAI's
+#: (and vLLM's) error code.
+_TOO_LONG = ("exceed_context_size_error", "context_length_exceeded")
+
+
 def _failure(identity: str, status: int, detail: str, attempts: int) -> LlmError:
     if status == 0:
         return unavailable(f"{identity} is unreachable: {detail}", attempts=attempts)
+    if status == 400 and any(marker in detail for marker in _TOO_LONG):
+        return context_exceeded(
+            f"{identity}: the prompt is longer than the model's context window: {detail[:300]}",
+            status=status,
+            attempts=attempts,
+        )
     return unavailable(
         f"{identity} answered HTTP {status}: {detail[:300]}",
         status=status,

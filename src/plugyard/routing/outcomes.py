@@ -13,8 +13,9 @@ Every ending is an :class:`Answer`, never an exception (docs/routing.md):
   output in this request; it has not run, and ``pending`` holds the approval
   ``action_id`` and ``receipt`` with which the caller confirms it (``Router.confirm``);
 - ``error``: ``error.code`` is ``invalid_request`` (empty or oversized message),
-  ``llm_unavailable``, ``llm_timeout``, ``llm_invalid_answer`` (after the repair round) or
-  the executor's code for the call;
+  ``llm_unavailable``, ``llm_timeout``, ``llm_context_exceeded`` (the tools offered and
+  the conversation do not fit the model), ``llm_invalid_answer`` (after the repair
+  round) or the executor's code for the call;
 - ``step_limit``: the model wanted more than ``max_steps`` calls, or the token budget
   ran out (``limit`` says which); ``data`` holds the last output, if any;
 - ``planned``: asked with ``dry_run``, the first call was chosen and not made; ``data``

@@ -40,6 +40,7 @@ ALIAS = "plugyard"
 #: The model layer's codes as a client of this endpoint reads them: the operator's
 #: outbound rules are no business of the client's, the server is just unreachable.
 _MODEL_CODES = {"llm_timeout": "llm_timeout", "llm_invalid_answer": "llm_invalid_answer",
+                "llm_context_exceeded": "llm_context_exceeded",
                 "invalid_request": "invalid_request"}  # fmt: skip
 
 
