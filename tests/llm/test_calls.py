@@ -13,8 +13,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plugyard.llm import ChatAnswer, ChatRequest, LlmError, OpenAIChatModel, RetryPolicy
-from plugyard.llm.calls import Tool, calls_schema, grammar_schema, parse_calls, respond
+from plugyard.llm import (
+    ChatAnswer,
+    ChatRequest,
+    LlmError,
+    Message,
+    OpenAIChatModel,
+    RetryPolicy,
+)
+from plugyard.llm.calls import Tool, _said, calls_schema, grammar_schema, parse_calls, respond, tidy
 from plugyard.llm.testing import FakeModelServer, Reply
 
 FAST = RetryPolicy(attempts=1, base_s=0.001, cap_s=0.002)
@@ -421,3 +428,12 @@ def test_calls_the_model_wrote_it_needed_are_all_kept() -> None:
     done, _ = answer([Reply.choice("get_weather", calls=2), two], WEATHER)
     # a written count is the model's own: a repeat is the routing flow's to refuse
     assert len(done.tool_calls) == 2
+
+
+def test_an_optional_yes_or_no_written_as_a_string_is_kept() -> None:
+    properties = {"field": {"type": "string"}, "strict": {"type": "string"}}
+    flags = Tool("flag", "", {"type": "object", "properties": properties, "required": ["field"]})
+    said = _said((Message("user", "Check the field 'email'"),))
+    kept = tidy({"field": "email", "strict": "true"}, flags, said)
+    assert kept == {"field": "email", "strict": "true"}
+    assert tidy({"field": "email", "strict": "loose"}, flags, said) == {"field": "email"}

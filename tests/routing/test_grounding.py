@@ -190,3 +190,13 @@ def test_a_remainder_in_an_expression_is_not_read_as_a_percentage() -> None:
     assert check({"expression": "100 % 7"}, calc, said) == ()
     assert check({"expression": "17.5%"}, calc, evidence("17.5 percent of 240")) == ()
     assert [u.pointer for u in check({"expression": "100 % 8"}, calc, said)] == ["/expression"]
+
+
+def test_a_yes_or_no_written_as_a_string_is_implied_like_a_boolean() -> None:
+    schema = {"type": "object", "properties": {"field": {"type": "string"},
+              "isComplete": {"type": "string"}}, "required": ["field", "isComplete"]}  # fmt: skip
+    said = evidence("Validate the form field 'userInputField' once the user stops typing")
+    assert check({"field": "userInputField", "isComplete": "true"}, schema, said) == ()
+    assert check({"field": "userInputField", "isComplete": " False"}, schema, said) == ()
+    assert [u.pointer for u in check({"field": "x", "isComplete": "maybe"}, schema, said)] == [
+        "/field", "/isComplete"]  # fmt: skip

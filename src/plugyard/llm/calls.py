@@ -35,7 +35,7 @@ from typing import Any
 
 from plugyard.llm.errors import LlmError, timed_out
 from plugyard.llm.model import ChatModel
-from plugyard.llm.stated import numbers_in, percents_in, stem, words_in
+from plugyard.llm.stated import numbers_in, percents_in, spells_boolean, stem, words_in
 from plugyard.llm.types import ChatAnswer, ChatRequest, Message, TokenLogprob, ToolCall, Usage
 
 #: The choice that means "no tool serves this, answer in text".
@@ -501,7 +501,7 @@ def _grounded(value: Any, schema: Mapping[str, Any], said: _Said) -> bool:
         return True
     if value is None:
         return False
-    if isinstance(value, bool):
+    if isinstance(value, bool) or spells_boolean(value):
         return True  # a yes/no the request implies; nothing to find in its words
     if isinstance(value, int | float):
         number = float(value)

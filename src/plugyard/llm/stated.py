@@ -155,6 +155,12 @@ def percents_in(text: str) -> set[float]:
     return {float(n.replace(",", "")) for n in _PERCENT.findall(text)}
 
 
+def spells_boolean(value: object) -> bool:
+    """A yes/no written as a string, as a client whose parameters are all strings writes
+    it (BFCL's Java and JavaScript tools): implied by a request, like a boolean."""
+    return isinstance(value, str) and value.strip().lower() in {"true", "false"}
+
+
 def stem(word: str) -> str:
     """A looser :func:`fold`: the -ing, -ed and -ly endings cut too, so "in detail"
     states "detailed"; for judging whether a value was stated at all."""

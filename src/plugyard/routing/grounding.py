@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from plugyard.llm.stated import ISO_LETTERS, numbers_in, words_in
+from plugyard.llm.stated import ISO_LETTERS, numbers_in, spells_boolean, words_in
 
 _CODE = re.compile(r"[(){}\[\]=<>*+^|;\\$]|\b(select|from|where)\b", re.IGNORECASE)
 #: Unit symbols and the names people write (folded as :func:`fold` folds words).
@@ -259,7 +259,7 @@ def _check(pointer: str, value: Any, schema: Mapping[str, Any], evidence: Eviden
 
 def _why(value: Any, evidence: Evidence) -> str | None:
     """Why ``value`` is not grounded, or ``None`` when it is."""
-    if value is None or isinstance(value, bool):
+    if value is None or isinstance(value, bool) or spells_boolean(value):
         return None
     if isinstance(value, int | float):
         if evidence.has_number(float(value)):
