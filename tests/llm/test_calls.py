@@ -437,3 +437,29 @@ def test_an_optional_yes_or_no_written_as_a_string_is_kept() -> None:
     kept = tidy({"field": "email", "strict": "true"}, flags, said)
     assert kept == {"field": "email", "strict": "true"}
     assert tidy({"field": "email", "strict": "loose"}, flags, said) == {"field": "email"}
+
+
+def test_a_surplus_call_that_only_flips_a_yes_or_no_is_dropped() -> None:
+    star = tool("star", repos={"type": "string"})
+    star["function"]["parameters"]["properties"]["aligned"] = {"type": "boolean"}
+    calls = Reply.calls(("star", {"repos": "a/b,c/d", "aligned": True}),
+                        ("star", {"repos": "a/b,c/d", "aligned": False}))  # fmt: skip
+    counted = (*_COUNTED[:4], "star", '",', *_COUNTED[7:])
+    steps = [{token: -0.01} for token in counted]
+    steps[counted.index("1")] = {"1": -0.5, "2": -1.2}
+    choice = Reply.json({"tool": "star", "calls": 1}, top_logprobs=tuple(steps))
+    done, _ = answer([choice, calls], star, user="Star history of a/b and c/d, aligned")
+    assert [c.arguments["aligned"] for c in done.tool_calls] == [True]
+
+
+def test_a_surplus_call_with_a_stated_negative_number_is_kept() -> None:
+    area = tool("area", coefficients={"type": "array", "items": {"type": "integer"}})
+    two = Reply.calls(
+        ("area", {"coefficients": [3, -2, 1]}), ("area", {"coefficients": [1, 0, -1]})
+    )
+    counted = (*_COUNTED[:4], "area", '",', *_COUNTED[7:])
+    steps = [{token: -0.01} for token in counted]
+    steps[counted.index("1")] = {"1": -0.5, "2": -1.2}
+    choice = Reply.json({"tool": "area", "calls": 1}, top_logprobs=tuple(steps))
+    done, _ = answer([choice, two], area, user="Areas for [3, -2, 1] and for [1, 0, -1]")
+    assert [c.arguments["coefficients"] for c in done.tool_calls] == [[3, -2, 1], [1, 0, -1]]

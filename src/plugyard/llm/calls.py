@@ -288,9 +288,9 @@ def _count_alternatives(answer: ChatAnswer) -> dict[int, float]:
 
 def _surplus_dropped(calls: Sequence[ToolCall], written: int, tools: Sequence[Tool],
                      said: _Said) -> tuple[ToolCall, ...]:  # fmt: skip
-    """The calls the model wrote it needed, then each further one that is not a repeat
-    and whose required values the conversation states: asked for more calls than a
-    request needs, a small model repeats a call or invents the values of another."""
+    """The calls the model wrote it needed, then each further one whose required values
+    the conversation states and which adds a stated value: asked for more calls than a
+    request needs, a small model repeats a call, flips a yes/no or invents values."""
     by_name = {t.name: t for t in tools}
     seen = [_key(c) for c in calls[:written]]
     kept = list(calls[:written])
@@ -298,9 +298,29 @@ def _surplus_dropped(calls: Sequence[ToolCall], written: int, tools: Sequence[To
         tool = by_name.get(call.name)
         if _key(call) in seen or tool is None or not _states_required(call, tool, said):
             continue
+        if not _adds_stated(call, kept, tool, said):
+            continue
         seen.append(_key(call))
         kept.append(call)
     return tuple(kept)
+
+
+def _adds_stated(call: ToolCall, kept: Sequence[ToolCall], tool: Tool, said: _Said) -> bool:
+    """Whether ``call`` asks for something the calls before it do not: another function,
+    or a value the conversation states that no earlier call of its function gives that
+    argument. A yes/no alone does not count: "aligned or not" is how a small model
+    fills a second call it was asked for."""
+    earlier = [k for k in kept if k.name == call.name]
+    if not earlier:
+        return True
+    properties = tool.parameters.get("properties")
+    shapes = properties if isinstance(properties, Mapping) else {}
+    return any(
+        not isinstance(value, bool) and not spells_boolean(value)
+        and _grounded(value, shapes.get(name, {}), said)
+        and all(k.arguments.get(name) != value for k in earlier)
+        for name, value in call.arguments.items()
+    )  # fmt: skip
 
 
 def _key(call: ToolCall) -> str:
@@ -504,7 +524,7 @@ def _grounded(value: Any, schema: Mapping[str, Any], said: _Said) -> bool:
     if isinstance(value, bool) or spells_boolean(value):
         return True  # a yes/no the request implies; nothing to find in its words
     if isinstance(value, int | float):
-        number = float(value)
+        number = abs(float(value))  # "-1" is read as its digits, as routing's grounding reads it
         return any(abs(number - n) <= 1e-9 * max(1.0, abs(n)) for n in said.numbers)
     if isinstance(value, str):
         folded = _fold(value).strip()
