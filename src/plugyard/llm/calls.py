@@ -292,16 +292,13 @@ def _surplus_dropped(calls: Sequence[ToolCall], written: int, tools: Sequence[To
     the conversation states and which adds a stated value: asked for more calls than a
     request needs, a small model repeats a call, flips a yes/no or invents values."""
     by_name = {t.name: t for t in tools}
-    seen = [_key(c) for c in calls[:written]]
     kept = list(calls[:written])
     for call in calls[written:]:
         tool = by_name.get(call.name)
-        if _key(call) in seen or tool is None or not _states_required(call, tool, said):
-            continue
-        if not _adds_stated(call, kept, tool, said):
-            continue
-        seen.append(_key(call))
-        kept.append(call)
+        # a repeat adds no stated value, so _adds_stated drops it too
+        if tool is not None and _states_required(call, tool, said) \
+                and _adds_stated(call, kept, tool, said):  # fmt: skip
+            kept.append(call)
     return tuple(kept)
 
 
@@ -321,10 +318,6 @@ def _adds_stated(call: ToolCall, kept: Sequence[ToolCall], tool: Tool, said: _Sa
         and all(k.arguments.get(name) != value for k in earlier)
         for name, value in call.arguments.items()
     )  # fmt: skip
-
-
-def _key(call: ToolCall) -> str:
-    return json.dumps([call.name, call.arguments], sort_keys=True, default=str)
 
 
 def _states_required(call: ToolCall, tool: Tool, said: _Said) -> bool:
