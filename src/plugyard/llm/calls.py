@@ -157,7 +157,7 @@ async def respond(
         chosen = _weighed(answer, chosen, none, favoured if favoured in names else None)
     written, count = _count(answer)
     if isinstance(chosen, tuple):  # the server ignored the schema and wrote calls
-        return _merged(answers, answer, _tidied(chosen, tools, request), started)
+        return _merged(answers, answer, _tidied(chosen, tools, _said(request.messages)), started)
     if chosen is None and not text:
         return _merged(answers, replace(answer, text="", json=None), (), started)
     if chosen is None:
@@ -190,9 +190,10 @@ async def respond(
             code="llm_invalid_answer",
             text=answer.text[:500],
         )
-    kept = _tidied(calls, tools, request)
+    said = _said(request.messages)
+    kept = _tidied(calls, tools, said)
     if count > written:
-        kept = _surplus_dropped(kept, written, tools, _said(request.messages))
+        kept = _surplus_dropped(kept, written, tools, said)
     return _merged(answers, answer, kept, started)
 
 
@@ -453,10 +454,7 @@ def _fold(text: str) -> str:
     return re.sub(r"[_\s]+", " ", text.lower())
 
 
-def _tidied(
-    calls: Sequence[ToolCall], tools: Sequence[Tool], request: ChatRequest
-) -> tuple[ToolCall, ...]:
-    said = _said(request.messages)
+def _tidied(calls: Sequence[ToolCall], tools: Sequence[Tool], said: _Said) -> tuple[ToolCall, ...]:
     by_name = {t.name: t for t in tools}
     return tuple(
         replace(c, arguments=tidy(c.arguments, by_name[c.name], said)) if c.name in by_name else c
