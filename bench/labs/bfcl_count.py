@@ -5,19 +5,26 @@ per entry with its alternatives, scored against the number of calls in BFCL's an
         --categories simple_python,multiple,parallel,parallel_multiple --out /tmp/count.jsonl
     python bench/labs/bfcl_count.py record ... --wording several --out /tmp/count_b.jsonl
     python bench/labs/bfcl_count.py score /tmp/count.jsonl
+    python bench/bfcl.py --data package --categories parallel -v 2> /tmp/run.log
+    python bench/labs/bfcl_count.py surplus /tmp/run.log
 
 The alternatives are read as ``plugyard.llm.calls`` reads them (counts 1 to 8).
 ``--wording`` picks the choice instruction (``as_is``: the code's own). ``score`` prints,
 per category, how often the written count is right, and how often the count read from
-the alternatives would be under a few rules.
+the alternatives would be under a few rules. ``surplus`` replays the surplus check
+(``plugyard.llm.calls._surplus_dropped``) over every answer of two or more calls that a
+``bench/bfcl.py -v`` run printed, as if the model had written one call, and prints the
+answers it would shorten with the checker's verdict: no model needed.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import json
 import math
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -27,8 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bfcl import _types, package_data, pick, prepared, read_jsonl, tools_of
 
-from plugyard.llm import ChatRequest, Message, llm_from_spec
+from plugyard.llm import ChatRequest, Message, ToolCall, llm_from_spec
 from plugyard.llm import calls as calls_module
+
+#: The categories whose answers are calls (no executable backend, no memory).
+SINGLE_TURN = ("simple_python", "multiple", "parallel", "parallel_multiple", "live_simple",
+               "live_multiple", "live_parallel", "live_parallel_multiple", "simple_java",
+               "simple_javascript")  # fmt: skip
 
 WORDINGS = {
     "as_is": None,
@@ -145,6 +157,31 @@ def _score(args: argparse.Namespace) -> None:
             f"{sum(v)}/{len(v):<13}" for v in (by_rule[n] for n in rules)))  # fmt: skip
 
 
+def _surplus(args: argparse.Namespace) -> None:
+    mapping, data = _types(), package_data()
+    entries: dict[str, dict[str, Any]] = {}
+    for category in SINGLE_TURN:
+        for entry in prepared(read_jsonl(data / f"BFCL_v4_{category}.json"), category):
+            entries[entry["id"]] = entry
+    printed = re.compile(r"(\S+) (ok|WRONG) \d+ms (\[\{.*)")
+    for log in args.logs:
+        for line in Path(log).read_text().splitlines():
+            found = printed.match(line)
+            if found is None or found.group(1) not in entries:
+                continue
+            calls = [ToolCall(*next(iter(c.items()))) for c in ast.literal_eval(found.group(3))]
+            if len(calls) < 2:
+                continue
+            entry = entries[found.group(1)]
+            tools = [calls_module.Tool.of(t) for t in tools_of(entry["function"], mapping)]
+            said = calls_module._said(
+                tuple(Message(m["role"], m["content"]) for m in entry["question"][0])
+            )
+            kept = calls_module._surplus_dropped(calls, 1, tools, said)
+            if len(kept) != len(calls):
+                print(log, found.group(1), found.group(2), f"{len(calls)} -> {len(kept)} calls")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -158,9 +195,13 @@ def main() -> None:
     record.add_argument("--out", required=True)
     score = sub.add_parser("score")
     score.add_argument("file")
+    surplus = sub.add_parser("surplus")
+    surplus.add_argument("logs", nargs="+", help="stderr of bench/bfcl.py -v runs")
     args = parser.parse_args()
     if args.command == "record":
         asyncio.run(_record(args))
+    elif args.command == "surplus":
+        _surplus(args)
     else:
         _score(args)
 
