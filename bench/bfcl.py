@@ -214,8 +214,9 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, float]]:
             Path(args.failures).write_text("\n".join(json.dumps(f) for f in failures))
         return report
     with tempfile.TemporaryDirectory() as tmp:
+        # The default embedder: the endpoint ranks the client's functions with it.
         settings = Settings(database=str(Path(tmp) / "yard.db"), builtins=False,
-                            llm=args.llm, embedder="hashing")  # fmt: skip
+                            llm=args.llm)  # fmt: skip
         with Yard.from_settings(settings) as yard:
             key = yard.keys.bootstrap_admin()
             with serving(create_app(yard, ServerSettings(health_checks=False))) as base:
@@ -231,8 +232,9 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, float]]:
 
 class Direct:
     """``--direct``: the client's request answered by ``plugyard.llm.calls.respond`` in
-    this process, as the endpoint answers it but without the endpoint's 120 s deadline,
-    so a machine too loaded for that deadline still measures the decision. It answers
+    this process, as the endpoint answers it but without the endpoint's 120 s deadline
+    (so a machine too loaded for that deadline still measures the decision) and without
+    its ranking of the client's functions (the model's choice alone). It answers
     ``client.chat.completions.create(...)`` in the ``openai`` client's shape."""
 
     def __init__(self, model: Any) -> None:

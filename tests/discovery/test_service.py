@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from plugyard.discovery.documents import Document
 from plugyard.discovery.query import MAX_K, MAX_QUERY_CHARS, Filters, check_query
 from plugyard.errors import ExportError, PlugyardError
 from plugyard.manifest.exporters.functions import export_tools
@@ -200,3 +201,39 @@ def test_asking_the_same_question_twice_embeds_it_once() -> None:
     svc.search("share price")
     svc.tools_for("share price")
     assert embedder.texts == before
+
+
+# ------------------------------------------------------------------ documents outside the catalog
+
+CLIENT_TOOLS = (
+    Document("get_weather", "get weather", "The current weather and forecast for a city"),
+    Document("book_flight", "book flight", "Book a flight between two airports"),
+    Document("convert_currency", "convert currency", "Convert an amount between currencies"),
+)
+
+
+def test_documents_outside_the_catalog_are_ranked_for_the_query() -> None:
+    ranked = service().rank("book me a flight from Oslo to Rome", CLIENT_TOOLS)
+    assert [h.doc_id for h in ranked][0] == "book_flight"
+    assert sorted(h.doc_id for h in ranked) == sorted(d.doc_id for d in CLIENT_TOOLS)
+    assert [h.score for h in ranked] == sorted((h.score for h in ranked), reverse=True)
+
+
+def test_ranking_leaves_the_catalog_alone() -> None:
+    svc = service()
+    svc.rank("book me a flight", CLIENT_TOOLS)
+    assert "book_flight" not in {m.operation for m in svc.search("book me a flight", k=20)}
+
+
+def test_the_same_documents_ranked_again_are_not_embedded_again() -> None:
+    embedder = CountingEmbedder()
+    svc = service(embedder=embedder)
+    svc.rank("weather in Oslo", CLIENT_TOOLS)
+    first = embedder.texts
+    svc.rank("euros in dollars", CLIENT_TOOLS[::-1])
+    assert embedder.texts - first <= 2  # the new query only (and its content words)
+
+
+def test_nothing_to_rank_or_no_query_ranks_nothing() -> None:
+    assert service().rank("weather", ()) == []
+    assert service().rank("  ", CLIENT_TOOLS) == []

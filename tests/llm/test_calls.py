@@ -319,13 +319,13 @@ def test_a_server_without_log_probabilities_leaves_the_models_choice() -> None:
 # ------------------------------------------------------------------ the favoured tool
 
 
-def favouring(script: Sequence[Reply], favoured: str, user: str = "Weather in Oslo?"
-              ) -> ChatAnswer:  # fmt: skip
+def favouring(script: Sequence[Reply], favoured: str, user: str = "Weather in Oslo?",
+              *, over_none: bool = True) -> ChatAnswer:  # fmt: skip
     async def main() -> ChatAnswer:
         async with FakeModelServer(script) as fake:
             model = OpenAIChatModel(fake.base_url, "fake-model", retry=FAST)
             request = ChatRequest.of(("user", user), tools=(WEATHER, CONVERT))
-            return await respond(model, request, favoured=favoured)
+            return await respond(model, request, favoured=favoured, over_none=over_none)
 
     return asyncio.run(main())
 
@@ -355,6 +355,17 @@ def test_none_against_the_favoured_tool_needs_a_clear_lead() -> None:
     done = favouring([clear, Reply.text("Nothing here books flights.")], "convert",
                      user="Book a flight")  # fmt: skip
     assert done.tool_calls == () and done.text == "Nothing here books flights."
+
+
+def test_a_favoured_tool_not_over_none_leaves_a_choice_of_none_but_not_of_another_tool() -> None:
+    faint_none = spelled_choice("none", {"none": -0.4, "convert": -0.8, "get": -5.0})
+    done = favouring([faint_none, Reply.text("Nothing here books flights.")], "convert",
+                     user="Book a flight", over_none=False)  # fmt: skip
+    assert done.tool_calls == ()
+    faint_tool = spelled_choice("get_weather", {"get": -0.3, "convert": -0.9, "none": -6.0})
+    done = favouring([faint_tool, Reply.calls(("convert", {"value": 3, "unit": "km"}))],
+                     "convert", user="3 km", over_none=False)  # fmt: skip
+    assert [c.name for c in done.tool_calls] == ["convert"]
 
 
 def test_without_log_probabilities_the_models_choice_stands_against_the_favoured() -> None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from plugyard.discovery.engine import Match as Hit
 from plugyard.llm import LlmError, Message
 from plugyard.llm.testing import FakeModelServer, Reply
 from plugyard.routing.chat import ChatFlow, Completion, Conversation
@@ -260,3 +261,75 @@ def test_a_client_call_on_values_its_conversation_states_goes_back_as_written(
     assert done.finish_reason == "tool_calls" and not done.runs
     (returned,) = done.tool_calls
     assert dict(returned.arguments) == arguments
+
+
+# ------------------------------------------------------------------ the client's tools ranked
+
+BOOK = {
+    "type": "function",
+    "function": {
+        "name": "book_flight",
+        "description": "Book a flight to a city.",
+        "parameters": {"type": "object", "properties": {"to": {"type": "string"}},
+                       "required": ["to"]},
+    },
+}  # fmt: skip
+
+
+def faint_choice(chosen: str, logprobs: dict[str, float]) -> Reply:
+    """The model's choice with the alternatives of each of its tokens: ``logprobs`` where
+    the chosen name begins."""
+    tokens = ('{"', "tool", '":', ' "', *chosen.partition("_")[::2], '",')
+    steps: list[dict[str, float]] = [{token: -0.01} for token in tokens]
+    steps[4] = logprobs
+    return Reply.json({"tool": chosen, "calls": 1}, top_logprobs=tuple(steps))
+
+
+def ranking(first: str, *, relevant: bool, asked: list[str] | None = None) -> Any:
+    def rank(query: str, documents: Any) -> list[Hit]:
+        if asked is not None:
+            asked.append(query)
+        names = sorted((d.doc_id for d in documents), key=lambda n: n != first)
+        return [Hit(n, 1.0 - i, 0.0, 0.0, (), relevant=relevant) for i, n in enumerate(names)]
+
+    return rank
+
+
+def ranked(yard: Yard, script: Any, conversation: Conversation, rank: Any,
+           first: tuple[str, ...] = ()) -> Done:  # fmt: skip
+    async def run() -> Done:
+        async with FakeModelServer(script) as fake:
+            search = everything(yard, first) if first else (lambda *_: [])
+            flow = ChatFlow(yard.executor, search, yard.rights, lambda: model(fake),
+                            rank=rank)  # fmt: skip
+            return await flow.complete(conversation), fake
+
+    return asyncio.run(run())
+
+
+def test_the_clients_tool_discovery_ranks_first_wins_over_a_faint_other_choice(
+    yard: Yard,
+) -> None:
+    script = [faint_choice("get_weather", {"get": -0.3, "book": -0.9, "none": -6.0}),
+              Reply.calls(("book_flight", {"to": "Rome"}))]  # fmt: skip
+    done, fake = ranked(yard, script, user("book me a flight to Rome", WEATHER, BOOK),
+                        ranking("book_flight", relevant=True))  # fmt: skip
+    assert fake.requests[1]["messages"][-1]["content"].startswith("Call book_flight.")
+    assert done.finish_reason == "tool_calls"
+    assert [c.name for c in done.tool_calls] == ["book_flight"]
+
+
+def test_a_first_ranked_client_tool_under_the_floor_leaves_a_choice_of_none(yard: Yard) -> None:
+    script = [faint_choice("none", {"none": -0.4, "book": -0.8, "get": -5.0}),
+              Reply.text("I cannot order pizza.")]  # fmt: skip
+    done, _ = ranked(yard, script, user("order a pizza", WEATHER, BOOK),
+                     ranking("book_flight", relevant=False))  # fmt: skip
+    assert done.tool_calls == () and done.text == "I cannot order pizza."
+
+
+def test_beside_the_yards_own_tools_the_clients_are_not_ranked(yard: Yard) -> None:
+    asked: list[str] = []
+    script = [Reply.tool_call("get_weather", {"city": "Oslo"})]
+    done, _ = ranked(yard, script, user("weather in Oslo?", WEATHER),
+                     ranking("get_weather", relevant=True, asked=asked), ("calculator",))  # fmt: skip
+    assert [c.name for c in done.tool_calls] == ["get_weather"] and asked == []

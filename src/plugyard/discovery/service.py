@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from plugyard.discovery.candidates import Scope
 from plugyard.discovery.catalog import EntryKey
+from plugyard.discovery.documents import Document
 from plugyard.discovery.embedders import Embedder
+from plugyard.discovery.engine import HybridIndex
 from plugyard.discovery.engine import Match as Hit
 from plugyard.discovery.index import Changes, Progress, SyncedIndex
 from plugyard.discovery.learning import Learning, Outcome, tool_id
@@ -41,6 +43,10 @@ from plugyard.manifest.exporters.openai_strict import strict_tools
 from plugyard.manifest.model import Operation, PluginDescriptor
 from plugyard.registry.model import RegistryEvent
 from plugyard.registry.registry import Registry
+
+#: Sets of documents outside the catalog kept embedded (:meth:`DiscoveryService.rank`):
+#: a client sends its tools again with each turn of a conversation.
+RANKED_SETS = 16
 
 _TOOL_FORMATS: dict[str, Callable[[PluginDescriptor, Operation, str], dict[str, Any]]] = {
     "openai": functions.openai_tool,
@@ -73,6 +79,8 @@ class DiscoveryService:
         self._build_lock = threading.RLock()
         self._pending: deque[RegistryEvent] = deque()
         self._unsubscribe: Callable[[], None] | None = None
+        self._ranked: OrderedDict[tuple[str, ...], HybridIndex] = OrderedDict()
+        self._ranked_lock = threading.Lock()
 
     # lifetime -----------------------------------------------------------------------
 
@@ -193,6 +201,23 @@ class DiscoveryService:
         text, want = check_query(query), check_k(k)
         found = self._search(text, want, filters or Filters())
         return Matches(found, search_id=self.learning.note_search(subject, text))
+
+    def rank(self, query: str, documents: Sequence[Document]) -> list[Hit]:
+        """``documents`` that are not in the catalog (a client's own tools) ranked for
+        ``query`` as the catalog's entries are, best first, each marked relevant or not
+        by the embedder's floor. The last :data:`RANKED_SETS` sets stay embedded."""
+        if not documents or not query.strip():
+            return []
+        key = tuple(sorted(f"{d.doc_id}\0{d.content_hash()}" for d in documents))
+        with self._ranked_lock:
+            index = self._ranked.pop(key, None)
+            if index is None:
+                index = HybridIndex(self.embedder)
+                index.upsert(documents)
+            self._ranked[key] = index
+            while len(self._ranked) > RANKED_SETS:
+                self._ranked.popitem(last=False)
+            return index.search(query, k=len(index))
 
     def _search(self, text: str, want: int, filters: Filters) -> list[Match]:
         families = filters.families()

@@ -99,6 +99,16 @@ class Ending:
     client_calls: tuple[ToolCall, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Favoured:
+    """The tool a ranking puts first for a request; the model's choice of another needs
+    a clear lead over it, and so does its choice of none when ``over_none`` (the
+    ranking found the tool relevant to the request)."""
+
+    name: str
+    over_none: bool = True
+
+
 @dataclass(slots=True)
 class Loop:
     """One request's run of the loop (mutable, private to that request)."""
@@ -121,6 +131,7 @@ class Loop:
     on_step: OnStep | None = None
     accepted: Callable[[Candidate], None] | None = None  # discovery learns what answered
     request_text: str = ""  # what the post-processed answer is fact-checked against
+    client_first: Favoured | None = None  # the client's tool its request points to
 
     steps: list[Step] = field(default_factory=list)
     runs: list[ToolRun] = field(default_factory=list)
@@ -421,17 +432,23 @@ class Loop:
             options["max_tokens"] = self.reply_tokens
         return options
 
-    def _favoured(self, number: int) -> str | None:
+    def _favoured(self, number: int) -> Favoured | None:
         """Retrieval's first match, for the request's first decision: the model's choice
         of another candidate, or of none, needs a clear lead over it (llm/calls.py).
-        Not after a tool output (then "none" means the request is answered), nor beside
-        a client's own tools, which retrieval did not rank."""
-        if number != 1 or self.client_tools or not self.offer.tools:
+        Beside a client's own tools, the first of those as discovery ranked them
+        (``client_first``), when the yard offers none of its own: the two rankings
+        are not on one scale. Not after a tool output (then "none" means the request
+        is answered)."""
+        if number != 1:
             return None
-        return str(self.offer.tools[0]["function"]["name"])
+        if self.client_tools:
+            return None if self.offer.tools else self.client_first
+        if not self.offer.tools:
+            return None
+        return Favoured(str(self.offer.tools[0]["function"]["name"]))
 
     async def _decide(self, messages: Sequence[Message], tools: tuple[Mapping[str, Any], ...],
-                      favoured: str | None = None) -> ChatAnswer:  # fmt: skip
+                      favoured: Favoured | None = None) -> ChatAnswer:  # fmt: skip
         """The model's answer: calls or text. ``llm_invalid_answer`` (it chose a tool
         and wrote no call) is asked once more in the ask flow's repair round."""
         while True:
@@ -455,13 +472,15 @@ class Loop:
                 raise
 
     async def _chat(self, request: ChatRequest, *, text: bool = True,
-                    favoured: str | None = None) -> ChatAnswer:  # fmt: skip
+                    favoured: Favoured | None = None) -> ChatAnswer:  # fmt: skip
         if self.max_tokens is not None and self.tokens >= self.max_tokens:
             raise OutOfTokens
         started = time.perf_counter()
         try:
             # Calls come back as calls whatever the server (llm/calls.py).
-            answer = await respond(self.model, request, text=text, favoured=favoured)
+            answer = await respond(self.model, request, text=text,
+                                   favoured=favoured.name if favoured else None,
+                                   over_none=favoured.over_none if favoured else True)  # fmt: skip
         except LlmError:
             self.llm_calls += 1
             self.llm_ms += (time.perf_counter() - started) * 1000

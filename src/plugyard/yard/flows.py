@@ -82,8 +82,10 @@ class Flows:
         the model with the tools the caller may call, run through the executor."""
         from plugyard.yard.model_gate import GatedChatFlow
 
-        return GatedChatFlow(self.execution.executor, self.finding.search,
-                             self.governing.rights, self.model, self.governing.governance,
+        finding = self.finding
+        return GatedChatFlow(self.execution.executor, finding.search, self.governing.rights,
+                             self.model, self.governing.governance,
+                             lambda query, documents: finding.discovery.rank(query, documents),
                              gate=self.model_gate)  # fmt: skip
 
     async def ask(self, /, message: str, **options: Any) -> Answer:
