@@ -474,3 +474,16 @@ def test_a_surplus_call_with_a_stated_negative_number_is_kept() -> None:
     choice = Reply.json({"tool": "area", "calls": 1}, top_logprobs=tuple(steps))
     done, _ = answer([choice, two], area, user="Areas for [3, -2, 1] and for [1, 0, -1]")
     assert [c.arguments["coefficients"] for c in done.tool_calls] == [[3, -2, 1], [1, 0, -1]]
+
+
+def test_an_optional_date_is_kept_in_another_form_only_when_its_numbers_are_stated() -> None:
+    properties = {"city": {"type": "string"}, "date": {"type": "string"}}
+    weather = Tool("weather", "", {"type": "object", "properties": properties,
+                                   "required": ["city"]})  # fmt: skip
+    said = _said((Message("user", "The weather in Sacramento on April 22nd 2023?"),))
+    kept = tidy({"city": "Sacramento", "date": "2023-04-22"}, weather, said)
+    assert kept == {"city": "Sacramento", "date": "2023-04-22"}
+    assert tidy({"city": "Sacramento", "date": "2023-05-22"}, weather, said) == {
+        "city": "Sacramento"}  # fmt: skip
+    at = _said((Message("user", "A flight on the 12th of March 2023 at 3 in the afternoon"),))
+    assert tidy({"city": "Paris", "date": "2023-03-12T15:00:00"}, weather, at)["date"]

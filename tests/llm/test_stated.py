@@ -3,6 +3,8 @@ and percentages; Hypothesis writes the numbers."""
 
 from __future__ import annotations
 
+import datetime as dt
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -80,3 +82,24 @@ def test_numbers_as_written_leave_out_the_percent_readings() -> None:
     assert numbers_in("100 % 7", readings=False) == {100.0, 7.0}
     assert numbers_in("3 thousand", readings=False) == {3.0, 1000.0, 3000.0}
     assert {0.07, 100.0} <= numbers_in("100 % 7")
+
+
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December"]  # fmt: skip
+
+
+@given(st.dates(), st.integers(min_value=1, max_value=11))
+def test_a_date_and_hour_said_in_words_state_the_numbers_of_their_iso_form(
+    day: dt.date, hour: int
+) -> None:
+    suffix = {1: "st", 2: "nd", 3: "rd"}.get(day.day % 10 if day.day // 10 != 1 else 0, "th")
+    said = numbers_in(f"on the {day.day}{suffix} of {_MONTHS[day.month - 1]} {day.year} "
+                      f"at {hour} in the afternoon")  # fmt: skip
+    iso = f"{day.isoformat()}T{hour + 12:02d}:00"
+    assert numbers_in(iso, readings=False) - {0.0} <= said
+
+
+def test_a_month_named_states_its_number() -> None:
+    assert {4.0, 22.0, 2023.0} <= numbers_in("Sacramento on April 22nd 2023")
+    assert 9.0 in numbers_in("due in Sept")
+    assert 21.0 in numbers_in("at 9 in the evening") and 21.0 not in numbers_in("at 9 today")

@@ -330,6 +330,6 @@ def test_a_first_ranked_client_tool_under_the_floor_leaves_a_choice_of_none(yard
 def test_beside_the_yards_own_tools_the_clients_are_not_ranked(yard: Yard) -> None:
     asked: list[str] = []
     script = [Reply.tool_call("get_weather", {"city": "Oslo"})]
-    done, _ = ranked(yard, script, user("weather in Oslo?", WEATHER),
-                     ranking("get_weather", relevant=True, asked=asked), ("calculator",))  # fmt: skip
+    rank = ranking("get_weather", relevant=True, asked=asked)
+    done, _ = ranked(yard, script, user("weather in Oslo?", WEATHER), rank, ("calculator",))
     assert [c.name for c in done.tool_calls] == ["get_weather"] and asked == []

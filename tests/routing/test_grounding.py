@@ -67,6 +67,14 @@ def test_names_need_one_of_their_words_and_dates_their_numbers() -> None:
                                                            ("/from_zone", False)]  # fmt: skip
 
 
+def test_a_date_said_in_words_grounds_the_same_date_written_in_digits() -> None:
+    schema = {"type": "object", "properties": {"when": {"type": "string"}}, "required": ["when"]}
+    said = evidence("Book a flight on the 12th of April 2023 at 3 in the afternoon")
+    assert check({"when": "2023-04-12T15:00"}, schema, said) == ()
+    assert check({"when": "12/04/2023 15:00"}, schema, said) == ()
+    assert [u.pointer for u in check({"when": "2023-05-12T15:00"}, schema, said)] == ["/when"]
+
+
 def test_defaults_enums_earlier_output_and_expressions() -> None:
     assert bad({"value": 5, "from_unit": "km", "to_unit": "mi", "precision": 6,
                 "kind": "Length"}, "5 km to mi") == []  # fmt: skip

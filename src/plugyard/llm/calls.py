@@ -35,7 +35,14 @@ from typing import Any
 
 from plugyard.llm.errors import LlmError, timed_out
 from plugyard.llm.model import ChatModel
-from plugyard.llm.stated import numbers_in, percents_in, spells_boolean, stem, words_in
+from plugyard.llm.stated import (
+    ISO_LETTERS,
+    numbers_in,
+    percents_in,
+    spells_boolean,
+    stem,
+    words_in,
+)
 from plugyard.llm.types import ChatAnswer, ChatRequest, Message, TokenLogprob, ToolCall, Usage
 
 #: The choice that means "no tool serves this, answer in text".
@@ -498,6 +505,11 @@ def tidy(arguments: Mapping[str, Any], tool: Tool, said: _Said) -> dict[str, Any
     return out
 
 
+def _states(number: float, said: _Said) -> bool:
+    number = abs(number)  # "-1" is read as its digits, as routing's grounding reads it
+    return any(abs(number - n) <= 1e-9 * max(1.0, abs(n)) for n in said.numbers)
+
+
 def _typed(value: Any, schema: Mapping[str, Any], said: _Said) -> Any:
     kind = _TYPES.get(str(schema.get("type", "")).lower())
     if isinstance(value, bool):
@@ -526,15 +538,20 @@ def _grounded(value: Any, schema: Mapping[str, Any], said: _Said) -> bool:
     if isinstance(value, bool) or spells_boolean(value):
         return True  # a yes/no the request implies; nothing to find in its words
     if isinstance(value, int | float):
-        number = abs(float(value))  # "-1" is read as its digits, as routing's grounding reads it
-        return any(abs(number - n) <= 1e-9 * max(1.0, abs(n)) for n in said.numbers)
+        return _states(float(value), said)
     if isinstance(value, str):
         folded = _fold(value).strip()
         if not folded:
             return False
         if folded in said.text:
             return True
-        return any(stem(w) in said.words for w in words_in(folded) if w not in _COMMON)
+        # A date or time written in another form than the request's ("2023-04-22" for
+        # "April 22nd 2023"): its numbers are what the request must state.
+        numbers = numbers_in(value, readings=False)
+        if not all(n == 0 or _states(n, said) for n in numbers):
+            return False
+        words = [w for w in words_in(ISO_LETTERS.sub(" ", value)) if w not in _COMMON]
+        return any(stem(w) in said.words for w in words) if words else bool(numbers)
     items = schema.get("items")
     inner = items if isinstance(items, Mapping) else {}
     if isinstance(value, list):

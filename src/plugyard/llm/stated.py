@@ -7,9 +7,11 @@ out).
 
 - Words are folded to one spelling (:func:`fold`): lower case, singular, "-re" as "-er",
   the degree sign dropped.
-- Numbers are read as written ("350 F" → 350, "1,000" → 1000, "9pm" → 9 and 21, "two"
-  → 2, "twenty five" → 25, "3 thousand" → 3000, "17.5%" → 17.5, 0.175 and 100), so a
-  value a model derived from the request's own numbers is found.
+- Numbers are read as written ("350 F" → 350, "1,000" → 1000, "9pm" → 9 and 21, "3 in
+  the afternoon" → 3 and 15, "two" → 2, "twenty five" → 25, "3 thousand" → 3000,
+  "17.5%" → 17.5, 0.175 and 100, "March" → 3), so a value a model derived from the
+  request's own numbers is found: a date written "2023-03-12 15:00" for "the 12th of
+  March 2023 at 3 in the afternoon".
 """
 
 from __future__ import annotations
@@ -36,7 +38,18 @@ _NUMBER_WORDS: Mapping[str, tuple[float, ...]] = {
     "noon": (12,), "midnight": (0, 24), "hour": (60, 3600), "minute": (60,), "day": (24,),
     "week": (7,), "fortnight": (14,), "decade": (10,), "century": (100,), "pair": (2,),
     "couple": (2,),
+    # a month named states its number: "March 12th" is the 2023-03-12 a call writes
+    "january": (1,), "jan": (1,), "february": (2,), "feb": (2,), "march": (3,),
+    "mar": (3,), "april": (4,), "apr": (4,), "may": (5,), "june": (6,), "jun": (6,),
+    "july": (7,), "jul": (7,), "august": (8,), "aug": (8,), "september": (9,),
+    "sep": (9,), "sept": (9,), "october": (10,), "oct": (10,), "november": (11,),
+    "nov": (11,), "december": (12,), "dec": (12,),
 }  # fmt: skip
+#: An hour said with its part of the day: "3 in the afternoon" is 15:00.
+_LATER_HOUR = re.compile(
+    r"\b(\d{1,2})(?::\d{2})?\s*(?:o'?clock\s+)?(?:in\s+the\s+)?(?:afternoon|evening|at\s+night)\b",
+    re.IGNORECASE,
+)
 
 
 def fold(word: str) -> str:
@@ -76,6 +89,9 @@ def numbers_in(text: str, *, readings: bool = True) -> set[float]:
             found.add(float(hour + 12))
         elif match.group(3).lower() == "a" and hour == 12:
             found.add(0.0)
+    for match in _LATER_HOUR.finditer(text):
+        if int(match.group(1)) < 12:
+            found.add(float(int(match.group(1)) + 12))
     words = [w.lower() for w in _WORD.findall(text)]
     for word in words:
         found.update(float(v) for v in _NUMBER_WORDS.get(fold(word), ()))
