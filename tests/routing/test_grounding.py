@@ -67,6 +67,14 @@ def test_names_need_one_of_their_words_and_dates_their_numbers() -> None:
                                                            ("/from_zone", False)]  # fmt: skip
 
 
+def test_an_abbreviation_grounds_a_units_symbol_but_not_a_word_of_a_name() -> None:
+    schema = {"type": "object", "properties": {"where": {"type": "string"}}, "required": ["where"]}
+    said = evidence("Can you list the projects Adriel worked on?")
+    assert [u.pointer for u in check({"where": "San Francisco, CA"}, schema, said)] == ["/where"]
+    assert check({"where": "Boston, MA"}, schema, evidence("Weather in Boston?")) == ()
+    assert bad({"value": 3, "from_unit": "km", "to_unit": "mi"}, "3 kilometres in miles") == []
+
+
 def test_a_date_said_in_words_grounds_the_same_date_written_in_digits() -> None:
     schema = {"type": "object", "properties": {"when": {"type": "string"}}, "required": ["when"]}
     said = evidence("Book a flight on the 12th of April 2023 at 3 in the afternoon")

@@ -88,7 +88,9 @@ class Evidence:
             return True
         return any(math.isclose(value, n, rel_tol=1e-9) for n in self.numbers)
 
-    def has_word(self, word: str) -> bool:
+    def has_word(self, word: str, *, abbreviated: bool = True) -> bool:
+        """Whether the evidence states ``word``, as written, by a synonym or (with
+        ``abbreviated``) as an abbreviation either way ("km" and "kilometres")."""
         if word in self.words:
             return True
         names = _SYNONYMS.get(word, frozenset())
@@ -97,6 +99,8 @@ class Evidence:
         for known in self.words:
             if word in _SYNONYMS.get(known, ()):
                 return True
+            if not abbreviated:
+                continue
             if _abbreviates(word, known) or _abbreviates(known, word):
                 return True
         return False
@@ -276,7 +280,10 @@ def _why(value: Any, evidence: Evidence) -> str | None:
     words = [w for w in words_in(ISO_LETTERS.sub(" ", value)) if w not in _FILLER]
     if not words:
         return None
-    grounded = sum(1 for w in words if evidence.has_word(w))
+    # An abbreviation grounds a unit's symbol, not a word of a name: "CA" of "San
+    # Francisco, CA" is not the "can" of "Can you tell me…".
+    single = len(words) == 1
+    grounded = sum(1 for w in words if evidence.has_word(w, abbreviated=single))
     if len(words) <= 4:
         return None if grounded else f"{value!r} does not appear in the request"
     if grounded * 2 >= len(words):
