@@ -7,6 +7,7 @@ per entry with its alternatives, scored against the number of calls in BFCL's an
     python bench/labs/bfcl_count.py score /tmp/count.jsonl
     python bench/bfcl.py --data package --categories parallel -v 2> /tmp/run.log
     python bench/labs/bfcl_count.py surplus /tmp/run.log
+    python bench/labs/bfcl_count.py tidy /tmp/run.log
 
 The alternatives are read as ``plugyard.llm.calls`` reads them (counts 1 to 8).
 ``--wording`` picks the choice instruction (``as_is``: the code's own). ``score`` prints,
@@ -14,7 +15,9 @@ per category, how often the written count is right, and how often the count read
 the alternatives would be under a few rules. ``surplus`` replays the surplus check
 (``plugyard.llm.calls._surplus_dropped``) over every answer of two or more calls that a
 ``bench/bfcl.py -v`` run printed, as if the model had written one call, and prints the
-answers it would shorten with the checker's verdict: no model needed.
+answers it would shorten with the checker's verdict: no model needed. ``tidy`` tidies
+every logged answer again with today's ``calls.tidy`` and prints the answers it changes
+with the checker's new verdict.
 """
 
 from __future__ import annotations
@@ -182,6 +185,44 @@ def _surplus(args: argparse.Namespace) -> None:
                 print(log, found.group(1), found.group(2), f"{len(calls)} -> {len(kept)} calls")
 
 
+def _tidy(args: argparse.Namespace) -> None:
+    """The logged answers tidied again by today's ``calls.tidy``, rescored by BFCL's
+    checker: the verdicts that change."""
+    from bfcl import _checker
+
+    check, mapping, data = _checker(), _types(), package_data()
+    entries: dict[str, tuple[str, dict[str, Any]]] = {}
+    answers: dict[str, Any] = {}
+    for category in SINGLE_TURN:
+        for entry in prepared(read_jsonl(data / f"BFCL_v4_{category}.json"), category):
+            entries[entry["id"]] = (category, entry)
+        truth = data / "possible_answer" / f"BFCL_v4_{category}.json"
+        answers.update({a["id"]: a["ground_truth"] for a in read_jsonl(truth)})
+    printed = re.compile(r"(\S+) (ok|WRONG) \d+ms (\[\{.*)")
+    changed = seen = 0
+    for log in args.logs:
+        for line in Path(log).read_text().splitlines():
+            found = printed.match(line)
+            if found is None or found.group(1) not in entries:
+                continue
+            category, entry = entries[found.group(1)]
+            calls = [ToolCall(*next(iter(c.items()))) for c in ast.literal_eval(found.group(3))]
+            tools = [calls_module.Tool.of(t) for t in tools_of(entry["function"], mapping)]
+            said = calls_module._said(
+                tuple(Message(m["role"], m["content"]) for m in entry["question"][0])
+            )
+            tidied = calls_module._tidied(calls, tools, said)
+            seen += 1
+            if tidied == tuple(calls):
+                continue
+            output = [{c.name: dict(c.arguments)} for c in tidied]
+            functions = entry.get("checked", entry["function"])
+            valid = check(functions, output, answers[entry["id"]], category)["valid"]
+            changed += 1
+            print(found.group(1), found.group(2), "->", "ok" if valid else "WRONG", output)
+    print(f"{changed} of {seen} logged answers tidied differently")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -197,11 +238,15 @@ def main() -> None:
     score.add_argument("file")
     surplus = sub.add_parser("surplus")
     surplus.add_argument("logs", nargs="+", help="stderr of bench/bfcl.py -v runs")
+    tidy = sub.add_parser("tidy")
+    tidy.add_argument("logs", nargs="+", help="stderr of bench/bfcl.py -v runs")
     args = parser.parse_args()
     if args.command == "record":
         asyncio.run(_record(args))
     elif args.command == "surplus":
         _surplus(args)
+    elif args.command == "tidy":
+        _tidy(args)
     else:
         _score(args)
 

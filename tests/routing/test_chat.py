@@ -233,6 +233,20 @@ def test_a_client_call_on_a_value_nobody_stated_goes_back_to_the_model_once(yard
     assert "argument_ungrounded" in told["content"]
 
 
+@pytest.mark.parametrize("echo", [
+    '{"name": "get_contribution", "arguments": {"scientist": "Max Born"}}',
+    '{"status": "error", "error": {"code": "argument_ungrounded", "message": "…"}}',
+])  # fmt: skip
+def test_words_that_echo_the_refused_call_are_no_answer_the_user_is_asked(
+    yard: Yard, echo: str
+) -> None:
+    script = [Reply.tool_call("get_contribution", {"scientist": "Max Born"}),
+              Reply.choice("none"), Reply.text(echo)]  # fmt: skip
+    done, _ = complete(yard, script, user("what did he discover?", CONTRIBUTION))
+    assert done.finish_reason == "stop" and not done.tool_calls
+    assert done.text.startswith("get_contribution was not called")
+
+
 @pytest.mark.parametrize("again", ["Max Born", "Jane Roe"])
 def test_a_client_call_still_on_invented_values_ends_needs_input(yard: Yard, again: str) -> None:
     """The same value again too: the refusal the model read quotes it, and what the

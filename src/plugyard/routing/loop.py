@@ -35,7 +35,7 @@ from typing import Any, Literal
 from plugyard.errors import PlugyardError
 from plugyard.execution.result import Result
 from plugyard.llm import ChatAnswer, ChatModel, ChatRequest, LlmError, Message, ToolCall, Usage
-from plugyard.llm.calls import respond
+from plugyard.llm.calls import parse_calls, respond
 from plugyard.llm.errors import timed_out, unavailable
 from plugyard.routing.act import Calls, Grounded, is_side_effect
 from plugyard.routing.choice import Candidate, Choice
@@ -145,6 +145,7 @@ class Loop:
     _notes: list[str] = field(default_factory=list)
     _mark: tuple[float, int, int] = (0.0, 0, 0)
     _conversation: tuple[Message, ...] = ()
+    _refused: tuple[str, Grounded] | None = None  # the client's call sent back for its values
 
     @property
     def tokens(self) -> int:
@@ -187,6 +188,8 @@ class Loop:
                     return ending
                 continue
             if not answer.tool_calls:
+                if self._refused is not None and self._echoes(answer.text):
+                    return _needs_input(*self._refused)
                 return self._no_call(answer)
             if last:  # the yard's tools were withdrawn and the model called one anyway
                 return Ending("text", answer=answer, limit="max_rounds")
@@ -225,6 +228,13 @@ class Loop:
                 return call, grounded
         return None
 
+    def _echoes(self, text: str) -> bool:
+        """Whether a text answer after a refused call only writes calls or the refusal
+        back: a small model's words there copied its call and the refusal's JSON, which
+        is no answer for the user (the request then asks for the missing values)."""
+        names = [str(t.get("function", {}).get("name", "")) for t in self.client_tools]
+        return bool(parse_calls(text, names)) or "argument_ungrounded" in text
+
     def _refuse_client(self, invented: tuple[ToolCall, Grounded], calls: tuple[ToolCall, ...],
                        answer: ChatAnswer, messages: list[Message], number: int,
                        repair: bool) -> Ending | None:  # fmt: skip
@@ -233,6 +243,7 @@ class Loop:
         call, grounded = invented
         reason = grounded.reason()
         if repair and self._spend_repair(f"argument_ungrounded: {reason}"):
+            self._refused = (call.name, grounded)
             self.record(None, "needs_input", call=call, round=number,
                         arguments=call.arguments, error_code="argument_ungrounded",
                         notes=("sent back to the model once with the reason",),
