@@ -324,6 +324,17 @@ def measure(
     }
 
 
+def record_arguments(parser: argparse.ArgumentParser, categories: str, limit: int) -> None:
+    """The options of a lab's ``record`` step (bench/labs/bfcl_*.py): which entries, and
+    the model that answers them."""
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--categories", default=categories)
+    parser.add_argument("--limit", type=int, default=limit)
+    parser.add_argument("--half", choices=("tune", "report"), default="tune")
+    parser.add_argument("--llm", default=None)
+    parser.add_argument("--out", required=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", required=True, help="BFCL's data folder (shared/bench/bfcl)")

@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bfcl import _types, package_data, pick, prepared, read_jsonl, tools_of
+from bfcl import _types, package_data, pick, prepared, read_jsonl, record_arguments, tools_of
 
 from plugyard.llm import ChatRequest, Message, ToolCall, llm_from_spec
 from plugyard.llm import calls as calls_module
@@ -57,6 +57,28 @@ WORDINGS = {
 }
 
 
+def choice_step(entry: dict[str, Any], mapping: dict[str, str], wording: str | None = None
+                ) -> tuple[ChatRequest, list[calls_module.Tool], str]:  # fmt: skip
+    """The choice step ``plugyard.llm.calls.respond`` sends for ``entry`` (``wording``: its
+    instruction in other words), with the alternatives of each token; and the entry's
+    functions and the name that means none."""
+    tools = [calls_module.Tool.of(t) for t in tools_of(entry["function"], mapping)]
+    names = [t.name for t in tools]
+    none = calls_module._none_choice(names)
+    messages = tuple(Message(m["role"], m["content"]) for m in entry["question"][0])
+    instruction = (wording or calls_module._CHOOSE).replace('"none"', json.dumps(none))
+    request = ChatRequest(
+        (*calls_module._prompt(messages, tools), Message("system", instruction)),
+        json_schema=calls_module._choice_schema([*names, none]),
+        schema_name="tool_choice",
+        max_tokens=calls_module.CHOOSE_TOKENS,
+        deadline_s=600,
+        top_logprobs=calls_module.CHOICE_LOGPROBS,
+        lenient=True,
+    )
+    return request, tools, none
+
+
 async def _record(args: argparse.Namespace) -> None:
     model = llm_from_spec(args.llm)
     mapping = _types()
@@ -75,21 +97,7 @@ async def _each(args: argparse.Namespace, model: Any, mapping: dict[str, str], d
             for a in read_jsonl(data / "possible_answer" / f"BFCL_v4_{category}.json")
         }
         for entry in pick(entries, args.half, args.limit):
-            tools = [calls_module.Tool.of(t) for t in tools_of(entry["function"], mapping)]
-            names = [t.name for t in tools]
-            none = calls_module._none_choice(names)
-            messages = tuple(Message(m["role"], m["content"]) for m in entry["question"][0])
-            prompt = calls_module._prompt(messages, tools)
-            instruction = (wording or calls_module._CHOOSE).replace('"none"', json.dumps(none))
-            request = ChatRequest(
-                (*prompt, Message("system", instruction)),
-                json_schema=calls_module._choice_schema([*names, none]),
-                schema_name="tool_choice",
-                max_tokens=calls_module.CHOOSE_TOKENS,
-                deadline_s=600,
-                top_logprobs=calls_module.CHOICE_LOGPROBS,
-                lenient=True,
-            )
+            request, _, _ = choice_step(entry, mapping, wording)
             try:
                 answer = await model.chat(request)
             except Exception as exc:  # a lab records what failed
@@ -227,13 +235,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
     record = sub.add_parser("record")
-    record.add_argument("--data", required=True)
-    record.add_argument("--categories", default="simple_python,multiple,parallel,parallel_multiple")
-    record.add_argument("--limit", type=int, default=20)
-    record.add_argument("--half", choices=("tune", "report"), default="tune")
+    record_arguments(record, "simple_python,multiple,parallel,parallel_multiple", 20)
     record.add_argument("--wording", choices=tuple(WORDINGS), default="as_is")
-    record.add_argument("--llm", default=None)
-    record.add_argument("--out", required=True)
     score = sub.add_parser("score")
     score.add_argument("file")
     surplus = sub.add_parser("surplus")

@@ -28,10 +28,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bfcl import _types, package_data, pick, prepared, read_jsonl, tools_of
+from bfcl import _types, package_data, pick, prepared, read_jsonl, record_arguments
+from bfcl_count import choice_step
 
-from plugyard.llm import ChatRequest, Message, llm_from_spec
 from plugyard.llm import calls as calls_module
+from plugyard.llm import llm_from_spec
 from plugyard.llm.types import ChatAnswer, TokenLogprob, Usage
 
 #: Cosines under which the favoured function does not overrule a choice of none.
@@ -55,25 +56,12 @@ async def _record(args: argparse.Namespace) -> None:
 
 async def _row(model: Any, mapping: dict[str, str], category: str, entry: dict[str, Any],
                truth: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-    tools = [calls_module.Tool.of(t) for t in tools_of(entry["function"], mapping)]
-    names = [t.name for t in tools]
-    none = calls_module._none_choice(names)
-    messages = tuple(Message(m["role"], m["content"]) for m in entry["question"][0])
-    request = ChatRequest(
-        (*calls_module._prompt(messages, tools),
-         Message("system", calls_module._CHOOSE.replace('"none"', json.dumps(none)))),
-        json_schema=calls_module._choice_schema([*names, none]),
-        schema_name="tool_choice",
-        max_tokens=calls_module.CHOOSE_TOKENS,
-        deadline_s=600,
-        top_logprobs=calls_module.CHOICE_LOGPROBS,
-        lenient=True,
-    )  # fmt: skip
+    request, tools, none = choice_step(entry, mapping)
     answers = truth.get(entry["id"])
     want = re.sub(r"\.", "_", next(iter(answers[0]))) if answers else none
     row: dict[str, Any] = {"id": entry["id"], "category": category, "want": want,
                            "none": none, "tools": [[t.name, t.description] for t in tools],
-                           "query": messages[-1].content}  # fmt: skip
+                           "query": entry["question"][0][-1]["content"]}  # fmt: skip
     try:
         answer = await model.chat(request)
     except Exception as exc:  # a lab records what failed
@@ -165,13 +153,7 @@ def _score(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
-    record = sub.add_parser("record")
-    record.add_argument("--data", required=True)
-    record.add_argument("--categories", default="multiple,live_multiple")
-    record.add_argument("--limit", type=int, default=40)
-    record.add_argument("--half", choices=("tune", "report"), default="tune")
-    record.add_argument("--llm", default=None)
-    record.add_argument("--out", required=True)
+    record_arguments(sub.add_parser("record"), "multiple,live_multiple", 40)
     score = sub.add_parser("score")
     score.add_argument("file")
     score.add_argument("-v", "--verbose", action="store_true")
