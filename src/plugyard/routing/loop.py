@@ -232,8 +232,7 @@ class Loop:
         """Whether a text answer after a refused call only writes calls or the refusal
         back: a small model's words there copied its call and the refusal's JSON, which
         is no answer for the user (the request then asks for the missing values)."""
-        names = [str(t.get("function", {}).get("name", "")) for t in self.client_tools]
-        return bool(parse_calls(text, names)) or "argument_ungrounded" in text
+        return bool(parse_calls(text, sorted(self.reserved))) or "argument_ungrounded" in text
 
     def _refuse_client(self, invented: tuple[ToolCall, Grounded], calls: tuple[ToolCall, ...],
                        answer: ChatAnswer, messages: list[Message], number: int,
