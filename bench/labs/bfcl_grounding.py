@@ -6,7 +6,7 @@
         --limit 30 --half report --irrelevance 20
 
 The endpoint hands a client's tool calls back as the model wrote them. For a yard tool,
-the routing flow first checks each argument against the request (routing/grounding.py)
+the routing flow first checks each argument against the request (llm/grounding.py)
 and refuses a call whose values the user never stated. This lab replays that check,
 without the model, over the calls a ``bench/bfcl.py -v`` run printed (one line per
 entry: ``<id> ok|WRONG <ms> <calls>``). It counts the calls that would be refused:
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import bfcl  # bench/bfcl.py
 
-from plugyard.routing.grounding import Evidence, check
+from plugyard.llm.grounding import Evidence, check
 
 LINE = re.compile(r"^(\S+) (ok|WRONG) (\d+)ms (.*)$")
 

@@ -34,15 +34,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from plugyard.llm.errors import LlmError, timed_out
+from plugyard.llm.grounding import Evidence, check, stated
 from plugyard.llm.model import ChatModel
-from plugyard.llm.stated import (
-    ISO_LETTERS,
-    numbers_in,
-    percents_in,
-    spells_boolean,
-    stem,
-    words_in,
-)
+from plugyard.llm.stated import spells_boolean
 from plugyard.llm.types import ChatAnswer, ChatRequest, Message, TokenLogprob, ToolCall, Usage
 
 #: The choice that means "no tool serves this, answer in text".
@@ -306,7 +300,7 @@ def _count_alternatives(answer: ChatAnswer) -> dict[int, float]:
 
 
 def _surplus_dropped(calls: Sequence[ToolCall], written: int, tools: Sequence[Tool],
-                     said: _Said) -> tuple[ToolCall, ...]:  # fmt: skip
+                     said: Evidence) -> tuple[ToolCall, ...]:  # fmt: skip
     """The calls the model wrote it needed, then each further one whose required values
     the conversation states and which adds a stated value: asked for more calls than a
     request needs, a small model repeats a call, flips a yes/no or invents values."""
@@ -321,7 +315,7 @@ def _surplus_dropped(calls: Sequence[ToolCall], written: int, tools: Sequence[To
     return tuple(kept)
 
 
-def _adds_stated(call: ToolCall, kept: Sequence[ToolCall], tool: Tool, said: _Said) -> bool:
+def _adds_stated(call: ToolCall, kept: Sequence[ToolCall], tool: Tool, said: Evidence) -> bool:
     """Whether ``call`` asks for something the calls before it do not: another function,
     or a value the conversation states that no earlier call of its function gives that
     argument. A yes/no alone does not count: "aligned or not" is how a small model
@@ -333,18 +327,18 @@ def _adds_stated(call: ToolCall, kept: Sequence[ToolCall], tool: Tool, said: _Sa
     shapes = properties if isinstance(properties, Mapping) else {}
     return any(
         not isinstance(value, bool) and not spells_boolean(value)
-        and _grounded(value, shapes.get(name, {}), said)
+        and stated(value, shapes.get(name, {}), said)
         and all(k.arguments.get(name) != value for k in earlier)
         for name, value in call.arguments.items()
     )  # fmt: skip
 
 
-def _states_required(call: ToolCall, tool: Tool, said: _Said) -> bool:
+def _states_required(call: ToolCall, tool: Tool, said: Evidence) -> bool:
     properties = tool.parameters.get("properties")
     shapes = properties if isinstance(properties, Mapping) else {}
     required = tool.parameters.get("required")
     return all(
-        name in call.arguments and _grounded(call.arguments[name], shapes.get(name, {}), said)
+        name in call.arguments and stated(call.arguments[name], shapes.get(name, {}), said)
         for name in (required if isinstance(required, list) else ())
     )
 
@@ -441,38 +435,13 @@ def _parameters_text(tool: Tool) -> str:
 
 # ------------------------------------------------------------------ arguments
 
-#: Words too common to ground a value on their own.
-_COMMON_WORDS = ("the a an of and or in on at to for by with from is are be all any "
-                 "default none null true false yes no")  # fmt: skip
-_COMMON = frozenset(_COMMON_WORDS.split())
+
+def _said(messages: Sequence[Message]) -> Evidence:
+    return Evidence.of(m.content for m in messages)
 
 
-@dataclass(frozen=True, slots=True)
-class _Said:
-    """What the conversation states (llm/stated.py): its text folded, its words, its
-    numbers and its percentages."""
-
-    text: str
-    words: frozenset[str]
-    numbers: frozenset[float]
-    percents: frozenset[float]
-
-
-def _said(messages: Sequence[Message]) -> _Said:
-    text = " ".join(m.content for m in messages)
-    return _Said(
-        _fold(text),
-        frozenset(stem(w) for w in words_in(text)),
-        frozenset(numbers_in(text)),
-        frozenset(percents_in(text)),
-    )
-
-
-def _fold(text: str) -> str:
-    return re.sub(r"[_\s]+", " ", text.lower())
-
-
-def _tidied(calls: Sequence[ToolCall], tools: Sequence[Tool], said: _Said) -> tuple[ToolCall, ...]:
+def _tidied(calls: Sequence[ToolCall], tools: Sequence[Tool],
+            said: Evidence) -> tuple[ToolCall, ...]:  # fmt: skip
     by_name = {t.name: t for t in tools}
     return tuple(
         replace(c, arguments=tidy(c.arguments, by_name[c.name], said)) if c.name in by_name else c
@@ -480,37 +449,29 @@ def _tidied(calls: Sequence[ToolCall], tools: Sequence[Tool], said: _Said) -> tu
     )
 
 
-def tidy(arguments: Mapping[str, Any], tool: Tool, said: _Said) -> dict[str, Any]:
+def tidy(arguments: Mapping[str, Any], tool: Tool, said: Evidence) -> dict[str, Any]:
     """A call's arguments as the tool's schema asks, kept to what the conversation
-    states. An optional argument whose value the conversation does not state (nor the
-    schema's default) is left out: a small model fills optional parameters with values
-    it invented, and leaving one out means the tool's own default. A number is written
-    as its parameter's type (``number``: a float, ``integer``: an int); one the user
-    gave as a percentage becomes a fraction where the parameter asks for a decimal.
-    Required arguments are never dropped: the call would be incomplete."""
+    states (llm/grounding.py judges it, as it judges every call). An optional argument
+    whose value the conversation does not state (nor the schema's default) is left out:
+    a small model fills optional parameters with values it invented, and leaving one out
+    means the tool's own default. A number is written as its parameter's type
+    (``number``: a float, ``integer``: an int); one the user gave as a percentage
+    becomes a fraction where the parameter asks for a decimal. Required arguments are
+    never dropped: the call would be incomplete."""
     properties = tool.parameters.get("properties")
     if not isinstance(properties, Mapping):
         return dict(arguments)
-    required = tool.parameters.get("required")
-    needed = set(required) if isinstance(required, list) else set()
-    out: dict[str, Any] = {}
-    for name, value in arguments.items():
-        schema = properties.get(name)
-        if not isinstance(schema, Mapping):
-            out[name] = value
-            continue
-        value = _typed(value, schema, said)
-        if name in needed or _grounded(value, schema, said):
-            out[name] = value
-    return out
+    typed = {
+        name: _typed(value, schema, said) if isinstance(schema := properties.get(name), Mapping)
+        else value
+        for name, value in arguments.items()
+    }  # fmt: skip
+    dropped = {u.name for u in check(typed, tool.parameters, said) if not u.required}
+    return {name: value for name, value in typed.items()
+            if name not in dropped or name not in properties}  # fmt: skip
 
 
-def _states(number: float, said: _Said) -> bool:
-    number = abs(number)  # "-1" is read as its digits, as routing's grounding reads it
-    return any(abs(number - n) <= 1e-9 * max(1.0, abs(n)) for n in said.numbers)
-
-
-def _typed(value: Any, schema: Mapping[str, Any], said: _Said) -> Any:
+def _typed(value: Any, schema: Mapping[str, Any], said: Evidence) -> Any:
     kind = _TYPES.get(str(schema.get("type", "")).lower())
     if isinstance(value, bool):
         return value
@@ -527,40 +488,6 @@ def _typed(value: Any, schema: Mapping[str, Any], said: _Said) -> Any:
             return value / 100
         return float(value)
     return value
-
-
-def _grounded(value: Any, schema: Mapping[str, Any], said: _Said) -> bool:
-    """Whether the conversation states ``value`` (or it is the schema's default)."""
-    if "default" in schema and value == schema["default"]:
-        return True
-    if value is None:
-        return False
-    if isinstance(value, bool) or spells_boolean(value):
-        return True  # a yes/no the request implies; nothing to find in its words
-    if isinstance(value, int | float):
-        return _states(float(value), said)
-    if isinstance(value, str):
-        folded = _fold(value).strip()
-        if not folded:
-            return False
-        if folded in said.text:
-            return True
-        # A date or time written in another form than the request's ("2023-04-22" for
-        # "April 22nd 2023"): its numbers are what the request must state.
-        numbers = numbers_in(value, readings=False)
-        if not all(n == 0 or _states(n, said) for n in numbers):
-            return False
-        words = [w for w in words_in(ISO_LETTERS.sub(" ", value)) if w not in _COMMON]
-        return any(stem(w) in said.words for w in words) if words else bool(numbers)
-    items = schema.get("items")
-    inner = items if isinstance(items, Mapping) else {}
-    if isinstance(value, list):
-        return bool(value) and all(_grounded(v, inner, said) for v in value)
-    if isinstance(value, Mapping):
-        fields = schema.get("properties")
-        shapes = fields if isinstance(fields, Mapping) else {}
-        return any(_grounded(v, shapes.get(k, {}), said) for k, v in value.items())
-    return False
 
 
 # ------------------------------------------------------------------ reading answers

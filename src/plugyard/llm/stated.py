@@ -1,9 +1,8 @@
 """What a conversation states: its words and its numbers, read as people write them.
 
-One reader for every check of a model's arguments against the request: the grounding
-of routed calls (routing/grounding.py) and the tidying of any call :func:`plugyard.llm.
-calls.respond` returns (an optional argument the conversation does not state is left
-out).
+The reader under the one judge of a model's arguments (llm/grounding.py), which every
+call passes: a routed call, a call of a client's tool, and the tidying of any call
+:func:`plugyard.llm.calls.respond` returns.
 
 - Words are folded to one spelling (:func:`fold`): lower case, singular, "-re" as "-er",
   the degree sign dropped.

@@ -2,7 +2,7 @@
 flow and the OpenAI-compatible chat): ground the arguments, hold back a side effect
 that tool output may have chosen, never repeat an identical call, call.
 
-- **Ground** (grounding.py): an optional argument the request does not support is
+- **Ground** (llm/grounding.py): an optional argument the request does not support is
   dropped; a required one is reported, so the flow can ask the model once more with the
   reason and then end ``needs_input``.
 - **Hold back**: a write or destructive operation chosen after a tool output in the
@@ -28,8 +28,8 @@ from plugyard.execution.result import Result
 from plugyard.governance.approvals import receipt_hash
 from plugyard.governance.core import Governance
 from plugyard.governance.digest import request_digest
+from plugyard.llm.grounding import Evidence, Ungrounded, check, described_text, normalise
 from plugyard.routing.choice import Candidate
-from plugyard.routing.grounding import Evidence, Ungrounded, check, described_text, normalise
 from plugyard.routing.retrieve import takes_values
 from plugyard.runtimes.base import CallContext
 

@@ -37,10 +37,10 @@ from plugyard.execution.result import Result
 from plugyard.llm import ChatAnswer, ChatModel, ChatRequest, LlmError, Message, ToolCall, Usage
 from plugyard.llm.calls import parse_calls, respond
 from plugyard.llm.errors import timed_out, unavailable
+from plugyard.llm.grounding import Evidence
 from plugyard.routing.act import Calls, Grounded, is_side_effect
 from plugyard.routing.choice import Candidate, Choice
 from plugyard.routing.compose import compose, unsupported
-from plugyard.routing.grounding import Evidence
 from plugyard.routing.offer import TOOL_DATA_NOTE, Offer, refused_output, tool_output
 from plugyard.routing.outcomes import Status
 from plugyard.routing.prompt import post_process_messages

@@ -8,8 +8,8 @@ import datetime as dt
 from hypothesis import given
 from hypothesis import strategies as st
 
+from plugyard.llm.grounding import Evidence, check, normalise, stated
 from plugyard.llm.stated import numbers_in
-from plugyard.routing.grounding import Evidence, check, normalise
 
 DAY = dt.date(2026, 3, 14)
 CONVERT = {
@@ -85,7 +85,7 @@ def test_a_date_said_in_words_grounds_the_same_date_written_in_digits() -> None:
 
 def test_defaults_enums_earlier_output_and_expressions() -> None:
     assert bad({"value": 5, "from_unit": "km", "to_unit": "mi", "precision": 6,
-                "kind": "Length"}, "5 km to mi") == []  # fmt: skip
+                "kind": "Length"}, "5 km to mi, a length") == []  # fmt: skip
     assert bad({"value": 5, "from_unit": "km", "to_unit": "mi", "precision": 7},
                "5 km to mi") == ["/precision"]  # fmt: skip
     found = check({"value": 42.195, "from_unit": "km", "to_unit": "mi"}, CONVERT,
@@ -96,6 +96,44 @@ def test_defaults_enums_earlier_output_and_expressions() -> None:
     assert check({"expression": "17 * 23 + 4"}, calc, said) == ()
     assert [u.pointer for u in check({"expression": "17 * 24 + 4"}, calc, said)] == ["/expression"]
     assert check({"expression": "17.5 / 100 * 240"}, calc, evidence("what is 17.5% of 240")) == ()
+
+
+def test_an_optional_value_must_be_stated_and_a_required_one_may_be_the_schemas_own() -> None:
+    # An enum member, 0 or 1, or only common words: the tool needs a required value,
+    # and these are too plain to be an invention; an optional one is left out instead.
+    schema = {
+        "type": "object",
+        "required": ["kind", "count", "scope"],
+        "properties": {
+            "kind": {"enum": ["length", "temperature"]},
+            "count": {"type": "integer"},
+            "scope": {"type": "string"},
+        },
+    }
+    assert check({"kind": "length", "count": 1, "scope": "all"}, schema, evidence("5 km")) == ()
+    optional = {**schema, "required": []}
+    found = check({"kind": "length", "count": 1, "scope": "all"}, optional, evidence("5 km"))
+    assert [(u.pointer, u.required) for u in found] == [
+        ("/kind", False),
+        ("/count", False),
+        ("/scope", False),
+    ]
+    said = evidence("count 1 length, for all scopes")
+    assert check({"kind": "length", "count": 1, "scope": "all"}, optional, said) == ()
+
+
+def test_an_empty_optional_value_is_left_out() -> None:
+    schema = {"type": "object", "properties": {"tags": {}, "note": {}, "filters": {}}}
+    found = check({"tags": [], "note": " ", "filters": {}}, schema, evidence("anything"))
+    assert [u.pointer for u in found] == ["/tags", "/note", "/filters"]
+
+
+def test_a_value_the_request_holds_as_written_is_stated_as_whole_words() -> None:
+    said = evidence("Can you find hotels in San Francisco, CA for next_week?")
+    assert stated("San Francisco, CA", {}, said)
+    assert stated("next week", {}, said)
+    assert not stated("Berkeley, CA", {}, evidence("Can you find hotels near me?"))
+    assert not evidence("Can you tell me?").has_text("ca")
 
 
 def test_a_required_argument_left_out_is_missing() -> None:

@@ -1,21 +1,33 @@
-"""Whether the arguments a model wrote come from the request (docs/routing.md, "Grounding").
+"""Whether the values a model wrote come from the request: one judge for every call
+(docs/routing.md, "Grounding").
 
 A small model asked for arguments often copies them from the tool's description ("e.g.
-10 km") instead of the user's message. So before a call is made, each argument value
-is checked against the evidence of this request: the user's words, the schema's
-default and enum, and the output of earlier tool calls in the same request.
+10 km") instead of the user's message, and fills optional parameters with values it
+invented. So each argument value is checked against the :class:`Evidence` of this
+request: the user's words, the output of earlier tool calls in the same request, and
+today's date. :func:`check` is asked by every caller: the routing flow before it calls
+a yard operation or hands out a client's call, and :func:`plugyard.llm.calls.respond`
+when it tidies the calls a model wrote.
 
-- A number is grounded when the evidence holds the same number ("350 F" → 350; "1,000"
-  → 1000; "9pm" → 9 and 21; "two" → 2; "17.5%" → 17.5 and 100), or it is 0 or 1.
-- A short name-like string ("km", "Asia/Tokyo", "°F") is grounded when its numbers are
-  and at least one of its words is in the evidence, case and spacing ignored, plurals
-  and spellings folded ("metres" = "meter"), and unit symbols matched to their names
-  ("F" = "fahrenheit", "mi" = "miles", "lb" = "pounds").
-- Code-like strings (an expression, a query, a pattern) only need their numbers
-  grounded; longer prose needs half of its words.
+What a value needs:
 
-Today's date counts as evidence, so "9am" may become today's ISO date; any other date
-must be in the request.
+- A number: the evidence holds the same number ("350 F" → 350; "1,000" → 1000; "9pm" →
+  9 and 21; "two" → 2; "17.5%" → 17.5 and 100).
+- A string the request holds as written (case, spacing and underscores ignored) is
+  stated. Otherwise its numbers must be (0 and 1 always count inside a string: the
+  "00" of "15:00"); a code-like string (an expression, a query, a pattern) needs no
+  more. A name-like string of up to four words needs one of its words in the evidence,
+  plurals, spellings and -ing/-ed endings folded ("metres" = "meter"), and unit symbols
+  matched to their names ("F" = "fahrenheit", "mi" = "miles", "lb" = "pounds"); a
+  one-word value may be an abbreviation ("km" of "kilometres"). Longer prose needs half
+  of its words.
+- A list or an object: each of its items.
+
+A required argument may also be the schema's default, const or enum member, or the
+number 0 or 1, or hold nothing to invent (only common words); the tool needs a value,
+and these are the schema's own or too plain to be an invention. An optional argument
+is kept only when the evidence states it or it is the schema's default or const:
+anything else is left out, so that the tool's own default applies.
 
 Before the check, :func:`normalise` puts what the request states into the form the
 tool's schema asks for, and takes out what the model added on its own; it never adds a
@@ -37,7 +49,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from plugyard.llm.stated import ISO_LETTERS, numbers_in, spells_boolean, words_in
+from plugyard.llm.stated import (
+    ISO_LETTERS,
+    numbers_in,
+    percents_in,
+    spells_boolean,
+    stem,
+    words_in,
+)
 
 _CODE = re.compile(r"[(){}\[\]=<>*+^|;\\$]|\b(select|from|where)\b", re.IGNORECASE)
 #: Unit symbols and the names people write (folded as :func:`fold` folds words).
@@ -57,22 +76,30 @@ _SYNONYMS: Mapping[str, frozenset[str]] = {
         "now": {"current", "currently", "moment"}, "m": {"meter"},
     }.items()
 }  # fmt: skip
-_FILLER = frozenset({"deg", "degree", "the", "a", "an", "of", "in", "to", "and", "or"})
+#: Words too plain to ground a value, or to be an invention, on their own.
+_PLAIN_WORDS = ("deg degree the a an of and or in on at to for by with from is are be all "
+                "any default none null true false yes no")  # fmt: skip
+_PLAIN = frozenset(_PLAIN_WORDS.split())
 
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    """What an argument may come from: the numbers and words of the request, earlier
-    tool output, and today's date."""
+    """What an argument may come from: the text, words and numbers of the request,
+    earlier tool output, and today's date."""
 
+    text: str
     numbers: frozenset[float]
     words: frozenset[str]
+    stems: frozenset[str]
+    #: The numbers the request gives as percentages ("17.5%"), for a parameter that
+    #: takes a fraction.
+    percents: frozenset[float] = frozenset()
 
     @classmethod
     def of(cls, texts: Iterable[str], data: Iterable[Any] = (),
            today: dt.date | None = None) -> Evidence:  # fmt: skip
-        parts = list(texts)
-        parts += [json.dumps(d, ensure_ascii=False, default=str) for d in data]
+        said = list(texts)
+        parts = said + [json.dumps(d, ensure_ascii=False, default=str) for d in data]
         numbers: set[float] = set()
         words: set[str] = set()
         for part in parts:
@@ -80,18 +107,39 @@ class Evidence:
             words.update(words_in(part))
         day = today or dt.date.today()
         numbers |= {float(day.year), float(day.month), float(day.day)}
-        return cls(frozenset(numbers), frozenset(words))
+        return cls(
+            f" {_folded(' '.join(parts))} ",
+            frozenset(numbers),
+            frozenset(words),
+            frozenset(stem(w) for w in words),
+            frozenset(p for part in said for p in percents_in(part)),
+        )
 
     def has_number(self, value: float) -> bool:
-        value = abs(value)
-        if value in (0.0, 1.0) or value in self.numbers:
+        value = abs(value)  # "-1" is read as its digits
+        if value in self.numbers:
             return True
         return any(math.isclose(value, n, rel_tol=1e-9) for n in self.numbers)
 
+    def has_text(self, value: str) -> bool:
+        """Whether the request holds ``value`` as written, case, spacing and
+        underscores ignored, as whole words."""
+        folded = _folded(value).strip()
+        if not folded:
+            return False
+        found = self.text.find(folded)
+        while found >= 0:
+            before, after = self.text[found - 1], self.text[found + len(folded)]
+            if not (before.isalnum() or after.isalnum()):
+                return True
+            found = self.text.find(folded, found + 1)
+        return False
+
     def has_word(self, word: str, *, abbreviated: bool = True) -> bool:
-        """Whether the evidence states ``word``, as written, by a synonym or (with
-        ``abbreviated``) as an abbreviation either way ("km" and "kilometres")."""
-        if word in self.words:
+        """Whether the evidence states ``word``, as written, with another ending, by a
+        synonym or (with ``abbreviated``) as an abbreviation either way ("km" and
+        "kilometres")."""
+        if word in self.words or stem(word) in self.stems:
             return True
         names = _SYNONYMS.get(word, frozenset())
         if names & self.words:
@@ -104,6 +152,10 @@ class Evidence:
             if _abbreviates(word, known) or _abbreviates(known, word):
                 return True
         return False
+
+
+def _folded(text: str) -> str:
+    return re.sub(r"[_\s]+", " ", text.lower())
 
 
 def _abbreviates(short: str, long: str) -> bool:
@@ -158,7 +210,7 @@ def _normal(value: Any, schema: Mapping[str, Any], said: str) -> Any:
     if not isinstance(value, str):
         return value
     enum = schema.get("enum")
-    if isinstance(enum, list) and not _declared(value, schema):
+    if isinstance(enum, list) and not _declared(value, schema, members=True):
         return _enum_member(value, [e for e in enum if isinstance(e, str)])
     if _takes_clock(schema):
         return _clock(value, said)
@@ -168,7 +220,7 @@ def _normal(value: Any, schema: Mapping[str, Any], said: str) -> Any:
 def _enum_member(value: str, members: Sequence[str]) -> str:
     """The one member that ``value`` names ("feet" → "ft"), else ``value``."""
     said = frozenset(words_in(value))
-    named = Evidence(frozenset(), said)
+    named = Evidence(" ", frozenset(), said, frozenset(stem(w) for w in said))
     # A member that is the value's word or its symbol first ("fahrenheit" → "°F"), then
     # one that abbreviates it ("kilometres" → "km").
     exact = [m for m in members if (w := words_in(m)) and all(
@@ -214,37 +266,38 @@ def _clock(value: str, said: str) -> str:
 
 def check(arguments: Mapping[str, Any], schema: Mapping[str, Any], evidence: Evidence,
           described: str = "") -> tuple[Ungrounded, ...]:  # fmt: skip
-    """The argument values that are not grounded, in argument order. ``described`` is
-    the operation's description and examples, named in the reason when a value comes
-    from there."""
+    """The argument values that are not grounded, in argument order (see the module's
+    notes for what a required and an optional value need). ``described`` is the
+    operation's description and examples, named in the reason when a value comes from
+    there."""
     required = set(_strings(schema.get("required")))
-    properties = schema.get("properties")
-    props: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
     found: list[Ungrounded] = []
     for name, value in arguments.items():
-        sub = props.get(name)
-        found += _check(f"/{_escape(name)}", value, sub if isinstance(sub, Mapping) else {},
-                        evidence, described, name in required)  # fmt: skip
+        found += _check(f"/{_escape(name)}", value, _field(schema, name), evidence, described,
+                        name in required)  # fmt: skip
     for name in sorted(required - set(arguments)):
-        sub = props.get(name)
-        if not (isinstance(sub, Mapping) and "default" in sub):
+        if "default" not in _field(schema, name):
             found.append(Ungrounded(f"/{_escape(name)}", None, "it is missing", True))
     return tuple(found)
 
 
+def stated(value: Any, schema: Mapping[str, Any], evidence: Evidence) -> bool:
+    """Whether ``value`` is grounded as an optional argument under ``schema`` is: the
+    evidence states it, or it is the schema's default."""
+    return not _check("", value, schema, evidence, "", False)
+
+
 def _check(pointer: str, value: Any, schema: Mapping[str, Any], evidence: Evidence,
            described: str, required: bool) -> list[Ungrounded]:  # fmt: skip
-    if _declared(value, schema):
+    if _declared(value, schema, members=required):
         return []
+    if not required and _empty(value):
+        return [Ungrounded(pointer, value, "it states nothing", False)]
     if isinstance(value, Mapping):
-        properties = schema.get("properties")
-        props: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
         out: list[Ungrounded] = []
         for key, item in value.items():
-            sub = props.get(key)
-            out += _check(f"{pointer}/{_escape(str(key))}", item,
-                          sub if isinstance(sub, Mapping) else {}, evidence, described,
-                          required)  # fmt: skip
+            out += _check(f"{pointer}/{_escape(str(key))}", item, _field(schema, str(key)),
+                          evidence, described, required)  # fmt: skip
         return out
     if isinstance(value, list):
         items = schema.get("items")
@@ -253,7 +306,7 @@ def _check(pointer: str, value: Any, schema: Mapping[str, Any], evidence: Eviden
         for index, item in enumerate(value):
             out += _check(f"{pointer}/{index}", item, sub, evidence, described, required)
         return out
-    reason = _why(value, evidence)
+    reason = _why(value, evidence, plain=required)
     if reason is None:
         return []
     if described and _from(value, described):
@@ -261,25 +314,29 @@ def _check(pointer: str, value: Any, schema: Mapping[str, Any], evidence: Eviden
     return [Ungrounded(pointer, value, reason, required)]
 
 
-def _why(value: Any, evidence: Evidence) -> str | None:
-    """Why ``value`` is not grounded, or ``None`` when it is."""
+def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:
+    """Why ``value`` is not grounded, or ``None`` when it is. ``plain``: a value too
+    plain to be an invention (0, 1, only common words) counts as grounded."""
     if value is None or isinstance(value, bool) or spells_boolean(value):
         return None
     if isinstance(value, int | float):
-        if evidence.has_number(float(value)):
+        if (plain and abs(value) in (0, 1)) or evidence.has_number(float(value)):
             return None
         return f"{_show(value)} does not appear in the request"
-    if not isinstance(value, str):
+    if not isinstance(value, str) or evidence.has_text(value):
         return None
     # The numbers as written: "%" in a value may be a remainder ("100 % 7").
-    missing = sorted(n for n in numbers_in(value, readings=False) if not evidence.has_number(n))
+    numbers = numbers_in(value, readings=False)
+    missing = sorted(n for n in numbers if n not in (0, 1) and not evidence.has_number(n))
     if missing:
         return f"{_show(missing[0])} in {value!r} does not appear in the request"
     if _CODE.search(value):
         return None  # an expression or a query: its numbers are what a model can invent
-    words = [w for w in words_in(ISO_LETTERS.sub(" ", value)) if w not in _FILLER]
+    words = [w for w in words_in(ISO_LETTERS.sub(" ", value)) if w not in _PLAIN]
     if not words:
-        return None
+        if plain or numbers:
+            return None
+        return f"{value!r} states nothing the request does"
     # An abbreviation grounds a unit's symbol, not a word of a name: "CA" of "San
     # Francisco, CA" is not the "can" of "Can you tell me…".
     single = len(words) == 1
@@ -291,19 +348,32 @@ def _why(value: Any, evidence: Evidence) -> str | None:
     return f"most of {_cut(value)!r} does not appear in the request"
 
 
-def _declared(value: Any, schema: Mapping[str, Any]) -> bool:
-    """The value is the schema's default or one of its enum or const values."""
+def _declared(value: Any, schema: Mapping[str, Any], *, members: bool) -> bool:
+    """The value is the schema's default or const, or (with ``members``) one of its enum
+    values."""
     if "default" in schema and schema["default"] == value:
         return True
     if "const" in schema and schema["const"] == value:
         return True
     enum = schema.get("enum")
-    if isinstance(enum, list):
+    if members and isinstance(enum, list):
         if value in enum:
             return True
         if isinstance(value, str):
             return value.strip().lower() in {str(e).lower() for e in enum}
     return False
+
+
+def _empty(value: Any) -> bool:
+    return (isinstance(value, str) and not value.strip()) or (
+        isinstance(value, list | Mapping) and not value
+    )
+
+
+def _field(schema: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    properties = schema.get("properties")
+    sub = properties.get(name) if isinstance(properties, Mapping) else None
+    return sub if isinstance(sub, Mapping) else {}
 
 
 def _from(value: Any, described: str) -> bool:
