@@ -136,6 +136,14 @@ def test_a_value_the_request_holds_as_written_is_stated_as_whole_words() -> None
     assert not evidence("Can you tell me?").has_text("ca")
 
 
+def test_a_short_common_word_abbreviates_nothing() -> None:
+    said = evidence("Calculate the area under the curve y=x^2 from x=1 to x=3, tell me")
+    assert not stated("trapezoidal", {}, said)
+    assert not stated("meters", {}, said)
+    assert stated("km", {}, evidence("3 kilometres in miles"))
+    assert stated("kilometers", {}, evidence("3 km in miles"))
+
+
 def test_a_required_argument_left_out_is_missing() -> None:
     found = check({"value": 5, "from_unit": "km"}, CONVERT, evidence("5 km"))
     assert [(u.pointer, u.value, u.required) for u in found] == [("/to_unit", None, True)]

@@ -80,6 +80,13 @@ _SYNONYMS: Mapping[str, frozenset[str]] = {
 _PLAIN_WORDS = ("deg degree the a an of and or in on at to for by with from is are be all "
                 "any default none null true false yes no")  # fmt: skip
 _PLAIN = frozenset(_PLAIN_WORDS.split())
+#: Short words of every sentence, which abbreviate nothing: the "to" of "from x=1 to
+#: x=3" is not the abbreviation of "trapezoidal", nor the "me" of "tell me" of "meter".
+_SHORT_WORDS = ("am as be but can did do doe get go got had has have he her him his how i "
+                "if it its let may me my new no not now off old one our out own per put "
+                "say see set she so than that them then they this too two up us use was "
+                "way we were what when who why will you your")  # fmt: skip
+_UNABBREVIATING = _PLAIN | frozenset(_SHORT_WORDS.split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +151,11 @@ class Evidence:
         names = _SYNONYMS.get(word, frozenset())
         if names & self.words:
             return True
+        abbreviated = abbreviated and word not in _UNABBREVIATING
         for known in self.words:
             if word in _SYNONYMS.get(known, ()):
                 return True
-            if not abbreviated:
+            if not abbreviated or known in _UNABBREVIATING:
                 continue
             if _abbreviates(word, known) or _abbreviates(known, word):
                 return True
