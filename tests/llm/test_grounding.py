@@ -118,6 +118,10 @@ def test_an_optional_value_must_be_stated_and_a_required_one_may_be_the_schemas_
         ("/count", False),
         ("/scope", False),
     ]
+    placeholder = check({"mission": "Mission 1"}, optional, evidence("with different missions"))
+    assert [u.pointer for u in placeholder] == ["/mission"]
+    assert check({"mission": "Mission 1"}, {**optional, "required": ["mission"]},
+                 evidence("with different missions")) == ()  # fmt: skip
     said = evidence("count 1 length, for all scopes")
     assert check({"kind": "length", "count": 1, "scope": "all"}, optional, said) == ()
 

@@ -14,8 +14,8 @@ What a value needs:
 - A number: the evidence holds the same number ("350 F" → 350; "1,000" → 1000; "9pm" →
   9 and 21; "two" → 2; "17.5%" → 17.5 and 100).
 - A string the request holds as written (case, spacing and underscores ignored) is
-  stated. Otherwise its numbers must be (0 and 1 always count inside a string: the
-  "00" of "15:00"); a code-like string (an expression, a query, a pattern) needs no
+  stated. Otherwise its numbers must be (0 always counts inside a string: the "00" of
+  "15:00"); a code-like string (an expression, a query, a pattern) needs no
   more. A name-like string of up to four words needs one of its words in the evidence,
   plurals, spellings and -ing/-ed endings folded ("metres" = "meter"), and unit symbols
   matched to their names ("F" = "fahrenheit", "mi" = "miles", "lb" = "pounds"); a
@@ -24,10 +24,11 @@ What a value needs:
 - A list or an object: each of its items.
 
 A required argument may also be the schema's default, const or enum member, or the
-number 0 or 1, or hold nothing to invent (only common words); the tool needs a value,
-and these are the schema's own or too plain to be an invention. An optional argument
-is kept only when the evidence states it or it is the schema's default or const:
-anything else is left out, so that the tool's own default applies.
+number 0 or 1 (alone or inside a string), or hold nothing to invent (only common
+words): the tool needs a value, and these are the schema's own or too plain to be an
+invention. An optional argument is kept only when the evidence states it or it is the
+schema's default or const: anything else is left out, so that the tool's own default
+applies.
 
 Before the check, :func:`normalise` puts what the request states into the form the
 tool's schema asks for, and takes out what the model added on its own; it never adds a
@@ -335,7 +336,10 @@ def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:
         return None
     # The numbers as written: "%" in a value may be a remainder ("100 % 7").
     numbers = numbers_in(value, readings=False)
-    missing = sorted(n for n in numbers if n not in (0, 1) and not evidence.has_number(n))
+    # 0 is the "00" of "15:00"; 1 counts only where 1 alone would ("Mission 1" is how a
+    # small model fills an optional name nobody gave).
+    free = (0.0, 1.0) if plain else (0.0,)
+    missing = sorted(n for n in numbers if n not in free and not evidence.has_number(n))
     if missing:
         return f"{_show(missing[0])} in {value!r} does not appear in the request"
     if _CODE.search(value):
