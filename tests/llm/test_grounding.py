@@ -148,6 +148,11 @@ def test_a_short_common_word_abbreviates_nothing() -> None:
     assert stated("kilometers", {}, evidence("3 km in miles"))
 
 
+def test_an_argument_is_named_as_the_call_names_it() -> None:
+    found = check({"a/b~c": "Mission 7"}, {"properties": {}}, evidence("nothing"))
+    assert [(u.pointer, u.name) for u in found] == [("/a~1b~0c", "a/b~c")]
+
+
 def test_a_required_argument_left_out_is_missing() -> None:
     found = check({"value": 5, "from_unit": "km"}, CONVERT, evidence("5 km"))
     assert [(u.pointer, u.value, u.required) for u in found] == [("/to_unit", None, True)]

@@ -187,7 +187,8 @@ class Ungrounded:
 
     @property
     def name(self) -> str:
-        return self.pointer.lstrip("/").split("/", 1)[0]
+        """The argument it is in, as the call names it (the pointer's first token)."""
+        return self.pointer.lstrip("/").split("/", 1)[0].replace("~1", "/").replace("~0", "~")
 
 
 _AMPM = re.compile(r"^\s*(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\.?\s*$", re.IGNORECASE)
