@@ -140,12 +140,14 @@ def test_a_value_the_request_holds_as_written_is_stated_as_whole_words() -> None
     assert not evidence("Can you tell me?").has_text("ca")
 
 
-def test_a_short_common_word_abbreviates_nothing() -> None:
+def test_only_a_unit_is_abbreviated_and_never_by_a_short_common_word() -> None:
     said = evidence("Calculate the area under the curve y=x^2 from x=1 to x=3, tell me")
     assert not stated("trapezoidal", {}, said)
     assert not stated("meters", {}, said)
     assert stated("km", {}, evidence("3 kilometres in miles"))
     assert stated("kilometers", {}, evidence("3 km in miles"))
+    assert stated("MiB", {}, evidence("how many mebibytes"))
+    assert not stated("red", {}, evidence("Check if they have been restocked"))
 
 
 def test_an_argument_is_named_as_the_call_names_it() -> None:

@@ -19,8 +19,8 @@ What a value needs:
   more. A name-like string of up to four words needs one of its words in the evidence,
   plurals, spellings and -ing/-ed endings folded ("metres" = "meter"), and unit symbols
   matched to their names ("F" = "fahrenheit", "mi" = "miles", "lb" = "pounds"); a
-  one-word value may be an abbreviation ("km" of "kilometres"). Longer prose needs half
-  of its words.
+  one-word value may be a unit's abbreviation ("km" of "kilometres"). Longer prose
+  needs half of its words.
 - A list or an object: each of its items.
 
 A required argument may also be the schema's default, const or enum member, or the
@@ -88,6 +88,11 @@ _SHORT_WORDS = ("am as be but can did do doe get go got had has have he her him 
                 "say see set she so than that them then they this too two up us use was "
                 "way we were what when who why will you your")  # fmt: skip
 _UNABBREVIATING = _PLAIN | frozenset(_SHORT_WORDS.split())
+#: How the names of units end ("kilometre", "mebibyte", "milligram"), beside the names
+#: :data:`_SYNONYMS` gives: what an abbreviation may stand for.
+_UNIT_ENDINGS = ("meter", "gram", "liter", "byte", "bit", "second", "watt", "hertz",
+                 "joule", "volt", "ampere", "pascal", "calorie", "tonne")  # fmt: skip
+_UNIT_NAMES = frozenset().union(*_SYNONYMS.values()) - {"current", "currently", "moment"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,13 +163,22 @@ class Evidence:
                 return True
             if not abbreviated or known in _UNABBREVIATING:
                 continue
-            if _abbreviates(word, known) or _abbreviates(known, word):
+            if (_abbreviates(word, known) and _unit(known)) or (
+                _abbreviates(known, word) and _unit(word)
+            ):
                 return True
         return False
 
 
 def _folded(text: str) -> str:
     return re.sub(r"[_\s]+", " ", text.lower())
+
+
+def _unit(word: str) -> bool:
+    """``word`` names a unit: an abbreviation of it is its symbol ("km"), while a short
+    word whose letters fall in another word is no abbreviation (the "red" of
+    "restocked")."""
+    return word in _UNIT_NAMES or word.endswith(_UNIT_ENDINGS)
 
 
 def _abbreviates(short: str, long: str) -> bool:
