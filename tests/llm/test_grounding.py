@@ -148,6 +148,9 @@ def test_only_a_unit_is_abbreviated_and_never_by_a_short_common_word() -> None:
     assert stated("kilometers", {}, evidence("3 km in miles"))
     assert stated("MiB", {}, evidence("how many mebibytes"))
     assert not stated("red", {}, evidence("Check if they have been restocked"))
+    assert stated("CA", {}, evidence("a laptop for $999 in California"))
+    assert not stated("ca", {}, evidence("a laptop for $999 in California"))
+    assert not stated("RED", {}, evidence("Check if they have been restocked"))
 
 
 def test_an_argument_is_named_as_the_call_names_it() -> None:

@@ -19,8 +19,8 @@ What a value needs:
   more. A name-like string of up to four words needs one of its words in the evidence,
   plurals, spellings and -ing/-ed endings folded ("metres" = "meter"), and unit symbols
   matched to their names ("F" = "fahrenheit", "mi" = "miles", "lb" = "pounds"); a
-  one-word value may be a unit's abbreviation ("km" of "kilometres"). Longer prose
-  needs half of its words.
+  one-word value may be a unit's abbreviation ("km" of "kilometres") or, written in
+  capitals, a name's ("CA" of "California"). Longer prose needs half of its words.
 - A list or an object: each of its items.
 
 A required argument may also be the schema's default, const or enum member, or the
@@ -52,6 +52,7 @@ from typing import Any
 
 from plugyard.llm.stated import (
     ISO_LETTERS,
+    names_in,
     numbers_in,
     percents_in,
     spells_boolean,
@@ -81,8 +82,8 @@ _SYNONYMS: Mapping[str, frozenset[str]] = {
 _PLAIN_WORDS = ("deg degree the a an of and or in on at to for by with from is are be all "
                 "any default none null true false yes no")  # fmt: skip
 _PLAIN = frozenset(_PLAIN_WORDS.split())
-#: Short words of every sentence, which abbreviate nothing: the "to" of "from x=1 to
-#: x=3" is not the abbreviation of "trapezoidal", nor the "me" of "tell me" of "meter".
+#: Short words of every sentence, which abbreviate nothing: the "me" of "tell me" is
+#: not the symbol of "meter", nor the "so" of "so what" of "second".
 _SHORT_WORDS = ("am as be but can did do doe get go got had has have he her him his how i "
                 "if it its let may me my new no not now off old one our out own per put "
                 "say see set she so than that them then they this too two up us use was "
@@ -107,6 +108,9 @@ class Evidence:
     #: The numbers the request gives as percentages ("17.5%"), for a parameter that
     #: takes a fraction.
     percents: frozenset[float] = frozenset()
+    #: The words written with a capital ("California"), which a code in capitals
+    #: ("CA") may abbreviate.
+    names: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, texts: Iterable[str], data: Iterable[Any] = (),
@@ -115,9 +119,11 @@ class Evidence:
         parts = said + [json.dumps(d, ensure_ascii=False, default=str) for d in data]
         numbers: set[float] = set()
         words: set[str] = set()
+        names: set[str] = set()
         for part in parts:
             numbers |= numbers_in(part)
             words.update(words_in(part))
+            names.update(names_in(part))
         day = today or dt.date.today()
         numbers |= {float(day.year), float(day.month), float(day.day)}
         return cls(
@@ -126,6 +132,7 @@ class Evidence:
             frozenset(words),
             frozenset(stem(w) for w in words),
             frozenset(p for part in said for p in percents_in(part)),
+            frozenset(names),
         )
 
     def has_number(self, value: float) -> bool:
@@ -148,10 +155,11 @@ class Evidence:
             found = self.text.find(folded, found + 1)
         return False
 
-    def has_word(self, word: str, *, abbreviated: bool = True) -> bool:
+    def has_word(self, word: str, *, abbreviated: bool = True, code: bool = False) -> bool:
         """Whether the evidence states ``word``, as written, with another ending, by a
-        synonym or (with ``abbreviated``) as an abbreviation either way ("km" and
-        "kilometres")."""
+        synonym or (with ``abbreviated``) as an abbreviation: of a unit either way ("km"
+        and "kilometres"), or, for a ``code`` (a word written in capitals), of a name
+        written with a capital ("CA" of "California")."""
         if word in self.words or stem(word) in self.stems:
             return True
         names = _SYNONYMS.get(word, frozenset())
@@ -163,9 +171,9 @@ class Evidence:
                 return True
             if not abbreviated or known in _UNABBREVIATING:
                 continue
-            if (_abbreviates(word, known) and _unit(known)) or (
-                _abbreviates(known, word) and _unit(word)
-            ):
+            if _abbreviates(word, known) and (_unit(known) or (code and known in self.names)):
+                return True
+            if _abbreviates(known, word) and _unit(word):
                 return True
         return False
 
@@ -175,9 +183,9 @@ def _folded(text: str) -> str:
 
 
 def _unit(word: str) -> bool:
-    """``word`` names a unit: an abbreviation of it is its symbol ("km"), while a short
-    word whose letters fall in another word is no abbreviation (the "red" of
-    "restocked")."""
+    """``word`` names a unit: an abbreviation of it is its symbol ("km"). Any other short
+    word whose letters fall in order in a word is no abbreviation of it (the "red" of
+    "restocked"), unless it is a code in capitals for a name ("CA", "California")."""
     return word in _UNIT_NAMES or word.endswith(_UNIT_ENDINGS)
 
 
@@ -360,6 +368,7 @@ def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:
     if _CODE.search(value):
         return None  # an expression or a query: its numbers are what a model can invent
     words = [w for w in words_in(ISO_LETTERS.sub(" ", value)) if w not in _PLAIN]
+    code = value.strip().isupper()
     if not words:
         if plain or numbers:
             return None
@@ -367,7 +376,7 @@ def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:
     # An abbreviation grounds a unit's symbol, not a word of a name: "CA" of "San
     # Francisco, CA" is not the "can" of "Can you tell me…".
     single = len(words) == 1
-    grounded = sum(1 for w in words if evidence.has_word(w, abbreviated=single))
+    grounded = sum(1 for w in words if evidence.has_word(w, abbreviated=single, code=code))
     if len(words) <= 4:
         return None if grounded else f"{value!r} does not appear in the request"
     if grounded * 2 >= len(words):

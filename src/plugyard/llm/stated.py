@@ -72,6 +72,12 @@ def words_in(text: str) -> list[str]:
     return [fold(w) for w in _WORD.findall(text)]
 
 
+def names_in(text: str) -> list[str]:
+    """The words ``text`` writes with a capital ("California"), folded: what a code in
+    capitals ("CA") may stand for."""
+    return [fold(w) for w in _WORD.findall(text) if w[0].isupper()]
+
+
 def numbers_in(text: str, *, readings: bool = True) -> set[float]:
     """Every number ``text`` states, as people write them (see the module's notes).
     ``readings=False`` leaves out what a percent sign or word would make of them (100,
