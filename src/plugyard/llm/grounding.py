@@ -314,8 +314,8 @@ def check(arguments: Mapping[str, Any], schema: Mapping[str, Any], evidence: Evi
 
 
 def stated(value: Any, schema: Mapping[str, Any], evidence: Evidence) -> bool:
-    """Whether ``value`` is grounded as an optional argument under ``schema`` is: the
-    evidence states it, or it is the schema's default."""
+    """Whether ``value`` would be kept as an optional argument under ``schema``: the
+    evidence states it, or it is the schema's default or const."""
     return not _check("", value, schema, evidence, "", False)
 
 
@@ -368,14 +368,13 @@ def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:
     if _CODE.search(value):
         return None  # an expression or a query: its numbers are what a model can invent
     words = [w for w in words_in(ISO_LETTERS.sub(" ", value)) if w not in _PLAIN]
-    code = value.strip().isupper()
     if not words:
         if plain or numbers:
             return None
         return f"{value!r} states nothing the request does"
-    # An abbreviation grounds a unit's symbol, not a word of a name: "CA" of "San
-    # Francisco, CA" is not the "can" of "Can you tell me…".
-    single = len(words) == 1
+    # Only a one-word value may be an abbreviation: the "CA" of "Berkeley, CA" is not
+    # grounded by the "can" of "Can you tell me…".
+    single, code = len(words) == 1, value.strip().isupper()
     grounded = sum(1 for w in words if evidence.has_word(w, abbreviated=single, code=code))
     if len(words) <= 4:
         return None if grounded else f"{value!r} does not appear in the request"
