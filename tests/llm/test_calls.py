@@ -427,6 +427,45 @@ def test_a_count_weighed_far_behind_one_is_not() -> None:
     assert schema_of(requests[1])["minItems"] == 1
 
 
+def planning(script: Sequence[Reply], user: str, parts: Sequence[str]
+             ) -> tuple[ChatAnswer, list[dict[str, Any]]]:  # fmt: skip
+    async def main() -> tuple[ChatAnswer, list[dict[str, Any]]]:
+        async with FakeModelServer(script) as fake:
+            model = OpenAIChatModel(fake.base_url, "fake-model", retry=FAST)
+            request = ChatRequest.of(("user", user), tools=(WEATHER, CONVERT))
+            return await respond(model, request, parts=parts), fake.requests
+
+    return asyncio.run(main())
+
+
+def test_each_tool_a_part_of_the_request_points_to_is_called_in_turn() -> None:
+    calls = Reply.calls(("get_weather", {"city": "Oslo"}), ("convert", {"value": 3, "unit": "km"}))
+    asked = "Weather in Oslo, then 3 km in miles"
+    done, requests = planning(
+        [Reply.choice("get_weather"), calls], asked, ["convert", "get_weather"]
+    )
+    assert [c.name for c in done.tool_calls] == ["get_weather", "convert"]
+    schema = schema_of(requests[1])
+    names = [item["properties"]["name"]["const"] for item in schema["prefixItems"]]
+    assert names == ["get_weather", "convert"] and schema["minItems"] == 2
+    # each planned tool's parameters are named with the tool
+    assert "convert: Required: value, unit." in requests[1]["messages"][-1]["content"]
+
+
+def test_a_parts_call_on_values_the_request_does_not_state_is_dropped() -> None:
+    calls = Reply.calls(("get_weather", {"city": "Oslo"}), ("convert", {"value": 10, "unit": "km"}))
+    done, _ = planning([Reply.choice("get_weather"), calls], "Weather in Oslo and in miles?",
+                       ["convert"])  # fmt: skip
+    assert [c.name for c in done.tool_calls] == ["get_weather"]
+
+
+def test_parts_ask_for_nothing_when_the_model_chooses_none() -> None:
+    done, requests = planning([Reply.choice("none"), Reply.text("I cannot book flights.")],
+                              "Book a flight, then a hotel", ["convert"])  # fmt: skip
+    assert done.tool_calls == () and len(requests) == 2
+    assert "response_format" not in requests[1]
+
+
 @pytest.mark.parametrize("second", ["Oslo", "Paris"], ids=["a repeat", "an invented city"])
 def test_a_surplus_call_that_repeats_or_invents_is_dropped(second: str) -> None:
     two = Reply.calls(("get_weather", {"city": "Oslo"}), ("get_weather", {"city": second}))

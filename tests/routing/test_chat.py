@@ -347,3 +347,39 @@ def test_beside_the_yards_own_tools_the_clients_are_not_ranked(yard: Yard) -> No
     rank = ranking("get_weather", relevant=True, asked=asked)
     done, _ = ranked(yard, script, user("weather in Oslo?", WEATHER), rank, ("calculator",))
     assert [c.name for c in done.tool_calls] == ["get_weather"] and asked == []
+
+
+def by_cosine(cosines: dict[str, dict[str, float]]) -> Any:
+    """A ranking by the cosine each query (the request, or one of its parts) has with
+    each tool; every tool relevant."""
+
+    def rank(query: str, documents: Any) -> list[Hit]:
+        found = cosines[query]
+        names = sorted((d.doc_id for d in documents), key=lambda n: -found[n])
+        return [Hit(n, found[n], 0.0, 0.0, (), cosine=found[n]) for n in names]
+
+    return rank
+
+
+TWO_PARTS = "What is the weather in Oslo, and then book me a flight to Rome"
+PARTS = ("What is the weather in Oslo", "then book me a flight to Rome")
+
+
+@pytest.mark.parametrize(("lead", "called"), [
+    (0.3, ["get_weather", "book_flight"]),
+    (0.01, ["get_weather"]),
+], ids=["a part nearer to another tool", "a part hardly nearer"])  # fmt: skip
+def test_a_part_of_the_request_nearer_to_another_tool_asks_for_its_call_too(
+    yard: Yard, lead: float, called: list[str]
+) -> None:
+    cosines = {TWO_PARTS: {"get_weather": 0.5, "book_flight": 0.4},
+               PARTS[0]: {"get_weather": 0.6, "book_flight": 0.1},
+               PARTS[1]: {"get_weather": 0.1, "book_flight": 0.4 + lead}}  # fmt: skip
+    written = {"get_weather": {"city": "Oslo"}, "book_flight": {"to": "Rome"}}
+    # the fake server writes what the schema asks for: one call, or one of each
+    script = [Reply.choice("get_weather"), Reply.calls(*((n, written[n]) for n in called))]
+    done, fake = ranked(yard, script, user(TWO_PARTS, WEATHER, BOOK), by_cosine(cosines))
+    asked = fake.requests[1]["response_format"]["json_schema"]["schema"]
+    assert len(asked["prefixItems"]) == len(called)
+    assert done.finish_reason == "tool_calls"
+    assert [c.name for c in done.tool_calls] == called

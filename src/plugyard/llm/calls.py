@@ -130,6 +130,7 @@ async def respond(
     text: bool = True,
     favoured: str | None = None,
     over_none: bool = True,
+    parts: Sequence[str] = (),
 ) -> ChatAnswer:
     """``request`` answered by ``model``: its tool calls (``finish_reason`` is
     ``tool_calls``) or its text. The answer's ``llm_calls``, ``usage`` and
@@ -139,7 +140,10 @@ async def respond(
     own ranking puts first (retrieval's best match); the model's choice of another tool,
     or of none, stands only when it is :data:`FAVOURED_MARGIN` more likely.
     ``over_none=False``: the favoured tool overrules only another tool, never a choice
-    of none (a ranking's first that is not relevant to the request)."""
+    of none (a ranking's first that is not relevant to the request). ``parts``: the
+    tools the request's separate parts point to (the caller's ranking of each part);
+    once the model chose a tool, a call to each of the others is asked for too, and
+    kept only when the conversation states its required values."""
     if not request.tools:
         return await model.chat(request)
     tools = [Tool.of(t) for t in request.tools]
@@ -178,12 +182,18 @@ async def respond(
         answers.append(words)
         return _merged(answers, words, (), started)
 
-    order = [next(t for t in tools if t.name == chosen), *(t for t in tools if t.name != chosen)]
-    instruction = _CALL.format(name=chosen, count=_calls_text(count)) + _parameters_text(order[0])
+    planned = [chosen, *dict.fromkeys(p for p in parts if p != chosen and p in names)]
+    count = max(count, len(planned))
+    order = [next(t for t in tools if t.name == name) for name in planned]
+    order += [t for t in tools if t.name not in planned]
+    instruction = _CALL.format(name=" and ".join(planned), count=_calls_text(count))
+    instruction += "".join(
+        _parameters_text(t, named=len(planned) > 1) for t in order[: len(planned)]
+    )
     call = _step(
         request,
         (*prompt, Message("system", instruction)),
-        schema=calls_schema(order, count),
+        schema=calls_schema(order, count, planned=len(planned)),
         deadline=deadline,
     )
     try:
@@ -193,7 +203,8 @@ async def respond(
             raise
         # The server could not compile the tool's schema into a grammar: ask again with
         # the arguments unconstrained, still read as calls.
-        answer = await model.chat(replace(call, json_schema=calls_schema(order, count, loose=True)))
+        loose = calls_schema(order, count, loose=True, planned=len(planned))
+        answer = await model.chat(replace(call, json_schema=loose))
     answers.append(answer)
     calls = answer.tool_calls or _calls_of(answer, names)
     if not calls:
@@ -347,14 +358,16 @@ def _calls_text(count: int) -> str:
     return "one call" if count == 1 else f"{count} calls"
 
 
-def calls_schema(tools: Sequence[Tool], count: int = 1, *, loose: bool = False) -> dict[str, Any]:
-    """A JSON list of ``count`` calls: the first to ``tools[0]`` (the chosen one), the
-    others to any of ``tools``; each call's ``arguments`` on the tool's own parameter
-    schema (``loose``: any object)."""
+def calls_schema(tools: Sequence[Tool], count: int = 1, *, loose: bool = False,
+                 planned: int = 1) -> dict[str, Any]:  # fmt: skip
+    """A JSON list of ``count`` calls: the first ``planned`` to ``tools[0]``,
+    ``tools[1]``, … in turn (the chosen one, then the ones the request's parts point
+    to), the others to any of ``tools``; each call's ``arguments`` on the tool's own
+    parameter schema (``loose``: any object)."""
     one = [_call_schema(t, loose) for t in tools]
     return {
         "type": "array",
-        "prefixItems": [one[0]],
+        "prefixItems": one[: max(1, min(planned, count))],
         "items": one[0] if len(one) == 1 else {"anyOf": one},
         "minItems": count,
         "maxItems": count,
@@ -416,9 +429,10 @@ def grammar_schema(schema: Any, *, top: bool = False) -> dict[str, Any]:
     return out
 
 
-def _parameters_text(tool: Tool) -> str:
+def _parameters_text(tool: Tool, *, named: bool = False) -> str:
     """The chosen tool's parameters named as required or optional: a small model reads
-    a JSON Schema's ``required`` list less surely than a sentence."""
+    a JSON Schema's ``required`` list less surely than a sentence (``named``: said of
+    the tool by name, when several are called)."""
     properties = tool.parameters.get("properties")
     if not isinstance(properties, Mapping) or not properties:
         return ""
@@ -430,6 +444,8 @@ def _parameters_text(tool: Tool) -> str:
         parts.append(f"Required: {', '.join(needed)}.")
     if optional:
         parts.append(f"Optional, only when the user gives them: {', '.join(optional)}.")
+    if named and parts:
+        parts.insert(0, f"{tool.name}:")
     return " " + " ".join(parts)
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from plugyard.discovery.documents import Document
 from plugyard.discovery.engine import Match as Hit
+from plugyard.discovery.fusion import decompose
 from plugyard.discovery.offloop import off_loop
 from plugyard.errors import PlugyardError
 from plugyard.execution.executor import Executor, new_request_id
@@ -50,6 +51,9 @@ DEFAULT_ROUNDS = 4
 MAX_ROUNDS = 8
 DEFAULT_DEADLINE_S = 120.0
 DEFAULT_MAX_TOKENS = 1024
+#: How much nearer (cosine) a part of a request must be to a tool than the whole
+#: request is, for the part to ask for a call of its own (bench/labs/BFCL_LAB.md).
+PART_LEAD = 0.05
 
 #: Discovery's ranking of documents outside the catalog (``DiscoveryService.rank``).
 Rank = Callable[[str, Sequence[Document]], Sequence[Hit]]
@@ -188,7 +192,26 @@ def _client_first(rank: Rank, query: str, tools: Sequence[Mapping[str, Any]]) ->
             words = re.sub(r"[_.\-]+", " ", name).strip()
             documents.append(Document(name, words, str(function.get("description") or "")))
     hits = rank(query, documents)
-    return Favoured(hits[0].doc_id, over_none=hits[0].relevant) if hits else None
+    if not hits:
+        return None
+    return Favoured(hits[0].doc_id, over_none=hits[0].relevant,
+                    parts=_parts_first(rank, query, documents, hits))  # fmt: skip
+
+
+def _parts_first(rank: Rank, query: str, documents: Sequence[Document],
+                 hits: Sequence[Hit]) -> tuple[str, ...]:  # fmt: skip
+    """The tools the separate parts of a request point to ("… and then …"): each
+    part's first, when it is relevant to the part and the part is nearer to it than
+    the whole request is by :data:`PART_LEAD` (cosine). A small model writes one call
+    for most requests that need several functions (bench/labs/BFCL_LAB.md)."""
+    whole = {hit.doc_id: hit.cosine for hit in hits}
+    found: list[str] = []
+    for part in decompose(query) if len(documents) > 1 else ():
+        ranked = rank(part, documents)
+        if ranked and ranked[0].relevant \
+                and ranked[0].cosine - whole.get(ranked[0].doc_id, 0.0) >= PART_LEAD:  # fmt: skip
+            found.append(ranked[0].doc_id)
+    return tuple(dict.fromkeys(found))
 
 
 def _since_last_user(messages: Sequence[Message]) -> list[Any]:

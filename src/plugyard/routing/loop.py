@@ -107,6 +107,7 @@ class Favoured:
 
     name: str
     over_none: bool = True
+    parts: tuple[str, ...] = ()  # the tools the request's separate parts point to
 
 
 @dataclass(slots=True)
@@ -490,7 +491,8 @@ class Loop:
             # Calls come back as calls whatever the server (llm/calls.py).
             answer = await respond(self.model, request, text=text,
                                    favoured=favoured.name if favoured else None,
-                                   over_none=favoured.over_none if favoured else True)  # fmt: skip
+                                   over_none=favoured.over_none if favoured else True,
+                                   parts=favoured.parts if favoured else ())  # fmt: skip
         except LlmError:
             self.llm_calls += 1
             self.llm_ms += (time.perf_counter() - started) * 1000
