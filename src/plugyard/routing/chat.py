@@ -19,15 +19,11 @@ output of this request: it, too, never chooses a side effect (pending_confirmati
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from plugyard.discovery.documents import Document
-from plugyard.discovery.engine import Match as Hit
-from plugyard.discovery.fusion import decompose
 from plugyard.discovery.offloop import off_loop
 from plugyard.errors import PlugyardError
 from plugyard.execution.executor import Executor, new_request_id
@@ -38,8 +34,9 @@ from plugyard.llm.errors import unavailable
 from plugyard.routing.act import Calls
 from plugyard.routing.choice import Candidate
 from plugyard.routing.flow import DEFAULT_K, Rights
-from plugyard.routing.loop import Favoured, Loop, ToolRun
+from plugyard.routing.loop import Loop, ToolRun
 from plugyard.routing.offer import TOOL_DATA_NOTE, Offer
+from plugyard.routing.ranked import Rank, first
 from plugyard.routing.retrieve import Search, retrieve
 from plugyard.runtimes.base import CallContext
 from plugyard.telemetry import traced
@@ -51,12 +48,6 @@ DEFAULT_ROUNDS = 4
 MAX_ROUNDS = 8
 DEFAULT_DEADLINE_S = 120.0
 DEFAULT_MAX_TOKENS = 1024
-#: How much nearer (cosine) a part of a request must be to a tool than the whole
-#: request is, for the part to ask for a call of its own (bench/labs/BFCL_LAB.md).
-PART_LEAD = 0.05
-
-#: Discovery's ranking of documents outside the catalog (``DiscoveryService.rank``).
-Rank = Callable[[str, Sequence[Document]], Sequence[Hit]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +140,11 @@ class ChatFlow:
             can_see = self._rights(subject, roles)
             candidates = await off_loop(retrieve, self._search, query, k, can_see)
         offer = Offer.of(candidates, reserved)
-        client_first = None
+        favoured = None
         if conversation.tools and not offer.tools and self._rank is not None and query:
-            client_first = await off_loop(_client_first, self._rank, query, conversation.tools)
+            # beside the yard's own operations the client's tools are not ranked: the
+            # two rankings are not on one scale
+            favoured = await off_loop(first, self._rank, query, conversation.tools)
         messages = list(conversation.messages)
         if offer.tools:
             messages.insert(0, Message("system", TOOL_DATA_NOTE))
@@ -162,7 +155,7 @@ class ChatFlow:
                     client_tools=conversation.tools, max_rounds=max_rounds,
                     reply_tokens=conversation.max_tokens, temperature=conversation.temperature,
                     json_schema=conversation.json_schema, schema_name=conversation.schema_name,
-                    request_text=query, client_first=client_first)  # fmt: skip
+                    request_text=query, favoured=favoured)  # fmt: skip
         ending = await loop.run(messages)
         answer = ending.answer
         if ending.status == "client":
@@ -175,43 +168,6 @@ class ChatFlow:
         return Completion(text, finish, name_of(model), loop.usage(), context.request_id,
                           ending.client_calls, tuple(offer.by_name), tuple(loop.runs),
                           loop.llm_calls, ending.limit)  # fmt: skip
-
-
-def _client_first(rank: Rank, query: str, tools: Sequence[Mapping[str, Any]]) -> Favoured | None:
-    """The client's tool its request's words point to, ranked by discovery as the yard's
-    own operations are (each read by its name's words and its description). On BFCL's
-    tuning halves that first one was right for 24 of 25 multiple and 22 of 25
-    live_multiple requests, the 0.5B model's own choice for 20 and 13
-    (bench/labs/BFCL_LAB.md). It overrules a choice of none only when it clears the
-    embedder's relevance floor: a client offers its tools whatever the request."""
-    documents = []
-    for tool in tools:
-        function = tool.get("function", {})
-        name = str(function.get("name", "")) if isinstance(function, Mapping) else ""
-        if name:
-            words = re.sub(r"[_.\-]+", " ", name).strip()
-            documents.append(Document(name, words, str(function.get("description") or "")))
-    hits = rank(query, documents)
-    if not hits:
-        return None
-    return Favoured(hits[0].doc_id, over_none=hits[0].relevant,
-                    parts=_parts_first(rank, query, documents, hits))  # fmt: skip
-
-
-def _parts_first(rank: Rank, query: str, documents: Sequence[Document],
-                 hits: Sequence[Hit]) -> tuple[str, ...]:  # fmt: skip
-    """The tools the separate parts of a request point to ("… and then …"): each
-    part's first, when it is relevant to the part and the part is nearer to it than
-    the whole request is by :data:`PART_LEAD` (cosine). A small model writes one call
-    for most requests that need several functions (bench/labs/BFCL_LAB.md)."""
-    whole = {hit.doc_id: hit.cosine for hit in hits}
-    found: list[str] = []
-    for part in decompose(query) if len(documents) > 1 else ():
-        ranked = rank(part, documents)
-        if ranked and ranked[0].relevant \
-                and ranked[0].cosine - whole.get(ranked[0].doc_id, 0.0) >= PART_LEAD:  # fmt: skip
-            found.append(ranked[0].doc_id)
-    return tuple(dict.fromkeys(found))
 
 
 def _since_last_user(messages: Sequence[Message]) -> list[Any]:

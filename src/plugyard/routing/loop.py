@@ -44,6 +44,7 @@ from plugyard.routing.compose import compose, unsupported
 from plugyard.routing.offer import TOOL_DATA_NOTE, Offer, refused_output, tool_output
 from plugyard.routing.outcomes import Status
 from plugyard.routing.prompt import post_process_messages
+from plugyard.routing.ranked import Favoured
 from plugyard.routing.trace import Retrieved, Step
 from plugyard.runtimes.base import ErrorInfo
 
@@ -99,17 +100,6 @@ class Ending:
     client_calls: tuple[ToolCall, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Favoured:
-    """The tool a ranking puts first for a request; the model's choice of another needs
-    a clear lead over it, and so does its choice of none when ``over_none`` (the
-    ranking found the tool relevant to the request)."""
-
-    name: str
-    over_none: bool = True
-    parts: tuple[str, ...] = ()  # the tools the request's separate parts point to
-
-
 @dataclass(slots=True)
 class Loop:
     """One request's run of the loop (mutable, private to that request)."""
@@ -132,7 +122,7 @@ class Loop:
     on_step: OnStep | None = None
     accepted: Callable[[Candidate], None] | None = None  # discovery learns what answered
     request_text: str = ""  # what the post-processed answer is fact-checked against
-    client_first: Favoured | None = None  # the client's tool its request points to
+    favoured: Favoured | None = None  # what the first decision favours (ranked.py)
 
     steps: list[Step] = field(default_factory=list)
     runs: list[ToolRun] = field(default_factory=list)
@@ -444,17 +434,17 @@ class Loop:
         return options
 
     def _favoured(self, number: int) -> Favoured | None:
-        """Retrieval's first match, for the request's first decision: the model's choice
-        of another candidate, or of none, needs a clear lead over it (llm/calls.py).
-        Beside a client's own tools, the first of those as discovery ranked them
-        (``client_first``), when the yard offers none of its own: the two rankings
-        are not on one scale. Not after a tool output (then "none" means the request
-        is answered)."""
+        """What the request's first decision favours: the model's choice of another
+        tool, or of none, needs a clear lead over it (llm/calls.py). The first of a
+        client's own tools as discovery ranked them, with the tools the request's parts
+        point to (ranked.py), when the yard offers none of its own; else retrieval's
+        first match. Not after a tool output (then "none" means the request is
+        answered)."""
         if number != 1:
             return None
-        if self.client_tools:
-            return None if self.offer.tools else self.client_first
-        if not self.offer.tools:
+        if self.favoured is not None:
+            return self.favoured
+        if self.client_tools or not self.offer.tools:
             return None
         return Favoured(str(self.offer.tools[0]["function"]["name"]))
 

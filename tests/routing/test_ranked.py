@@ -1,0 +1,61 @@
+"""The client's tools as discovery ranks them for a request and for each of its parts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from plugyard.discovery.documents import Document
+from plugyard.discovery.engine import Match as Hit
+from plugyard.routing.ranked import PART_LEAD, Favoured, first
+
+
+def tool(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": f"{name} things"}}
+
+
+TOOLS = (tool("get_weather"), tool("book_flight"), tool("convert"))
+REQUEST = "What is the weather in Oslo, and then book me a flight to Rome"
+PARTS = ("What is the weather in Oslo", "then book me a flight to Rome")
+
+
+def ranking(cosines: dict[str, dict[str, float]], irrelevant: Sequence[str] = ()) -> Any:
+    def rank(query: str, documents: Sequence[Document]) -> list[Hit]:
+        found = cosines[query]
+        names = sorted((d.doc_id for d in documents), key=lambda n: -found.get(n, 0.0))
+        return [Hit(n, found.get(n, 0.0), 0.0, 0.0, (), cosine=found.get(n, 0.0),
+                    relevant=(query, n) not in irrelevant) for n in names]  # fmt: skip
+
+    return rank
+
+
+def cosines(lead: float) -> dict[str, dict[str, float]]:
+    return {REQUEST: {"get_weather": 0.5, "book_flight": 0.4},
+            PARTS[0]: {"get_weather": 0.6, "book_flight": 0.1},
+            PARTS[1]: {"get_weather": 0.1, "book_flight": 0.4 + lead}}  # fmt: skip
+
+
+def test_a_part_clearly_nearer_to_another_tool_names_that_tool() -> None:
+    found = first(ranking(cosines(PART_LEAD + 0.01)), REQUEST, TOOLS)
+    assert found == Favoured("get_weather", parts=("get_weather", "book_flight"))
+
+
+def test_a_part_hardly_nearer_than_the_whole_request_names_nothing() -> None:
+    found = first(ranking(cosines(PART_LEAD - 0.01)), REQUEST, TOOLS)
+    assert found is not None and found.parts == ("get_weather",)
+
+
+def test_a_parts_first_tool_under_the_relevance_floor_is_not_named() -> None:
+    rank = ranking(cosines(0.3), irrelevant=[(PARTS[1], "book_flight")])
+    found = first(rank, REQUEST, TOOLS)
+    assert found is not None and "book_flight" not in found.parts
+
+
+def test_a_request_of_one_part_names_no_parts_and_a_lone_tool_is_not_split() -> None:
+    rank = ranking({"weather in Oslo?": {"get_weather": 0.7}, **cosines(0.3)})
+    assert first(rank, "weather in Oslo?", TOOLS) == Favoured("get_weather")
+    assert first(rank, REQUEST, TOOLS[:1]) == Favoured("get_weather")
+
+
+def test_nothing_ranked_favours_nothing() -> None:
+    assert first(lambda query, documents: [], REQUEST, TOOLS) is None
