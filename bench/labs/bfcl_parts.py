@@ -153,6 +153,8 @@ def _score(args: argparse.Namespace) -> None:
             plans["parts alone when ≥ 2"] = (own, max(count, len(own)))
         else:
             plans["parts alone when ≥ 2"] = plans["parts lead≥0.05 gate None"]
+        extra = plans["parts lead≥0.05 gate None"][0] - base
+        plans["parts, count + extra"] = (base | extra, count + len(extra) if chosen else 0)
         want = (frozenset(row["want"]), len(row["want"]))
         if row["category"].endswith("irrelevance"):
             want = (frozenset(), 0)
