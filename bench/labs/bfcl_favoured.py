@@ -58,9 +58,11 @@ async def _row(model: Any, mapping: dict[str, str], category: str, entry: dict[s
                truth: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     request, tools, none = choice_step(entry, mapping)
     answers = truth.get(entry["id"])
-    want = re.sub(r"\.", "_", next(iter(answers[0]))) if answers else none
+    calls = [re.sub(r"\.", "_", next(iter(a))) for a in answers or ()]
+    want = calls[0] if calls else none
     row: dict[str, Any] = {"id": entry["id"], "category": category, "want": want,
-                           "none": none, "tools": [[t.name, t.description] for t in tools],
+                           "calls": calls, "none": none,
+                           "tools": [[t.name, t.description] for t in tools],
                            "query": entry["question"][0][-1]["content"]}  # fmt: skip
     try:
         answer = await model.chat(request)
@@ -143,25 +145,35 @@ def _score(args: argparse.Namespace) -> None:
         if args.verbose and (got["model"] != want or want is None):
             print(row["id"], f"{best:.2f}", "want", want, "model", got["model"], "hybrid",
                   ranked[row["id"]]["hybrid"][:3], file=sys.stderr)  # fmt: skip
+    print_table(table, 18)
+
+
+def print_table(table: dict[str, dict[str, list[int]]], width: int) -> None:
+    """Rules down, categories across: right answers of each rule per category."""
     rules = list(next(iter(table.values())))
-    print(f"{'rule':<18}" + "".join(f"{c:>18}" for c in table))
+    print(f"{'rule':<{width}}" + "".join(f"{c[:16]:>18}" for c in table))
     for rule in rules:
-        print(f"{rule:<18}" + "".join(
+        print(f"{rule:<{width}}" + "".join(
             f"{sum(v[rule])}/{len(v[rule]):<15}" for v in table.values()))  # fmt: skip
 
 
-def main() -> None:
+def lab_main(record: Any, score: Any, categories: str) -> None:
+    """A lab's two commands: ``record`` (the model, once per entry) and ``score``."""
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
-    record_arguments(sub.add_parser("record"), "multiple,live_multiple", 40)
-    score = sub.add_parser("score")
-    score.add_argument("file")
-    score.add_argument("-v", "--verbose", action="store_true")
+    record_arguments(sub.add_parser("record"), categories, 40)
+    scoring = sub.add_parser("score")
+    scoring.add_argument("file")
+    scoring.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     if args.command == "record":
-        asyncio.run(_record(args))
+        asyncio.run(record(args))
     else:
-        _score(args)
+        score(args)
+
+
+def main() -> None:
+    lab_main(_record, _score, "multiple,live_multiple")
 
 
 if __name__ == "__main__":

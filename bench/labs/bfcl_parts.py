@@ -20,7 +20,6 @@ the model weighed more than one call within ``margin`` of one.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import re
@@ -31,53 +30,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bfcl import _types, package_data, pick, prepared, read_jsonl, record_arguments
-from bfcl_count import choice_step
+from bfcl_favoured import _answer, _record, lab_main, print_table
 
 from plugyard.discovery import fusion
 from plugyard.llm import calls as calls_module
-from plugyard.llm import llm_from_spec
-from plugyard.llm.types import ChatAnswer, TokenLogprob, Usage
-
-
-async def _record(args: argparse.Namespace) -> None:
-    model = llm_from_spec(args.llm)
-    mapping = _types()
-    data = package_data() if args.data == "package" else Path(args.data)
-    with Path(args.out).open("w") as out:
-        for category in args.categories.split(","):
-            entries = prepared(read_jsonl(data / f"BFCL_v4_{category}.json"), category)
-            truth_file = data / "possible_answer" / f"BFCL_v4_{category}.json"
-            truth = {a["id"]: a["ground_truth"] for a in read_jsonl(truth_file)}
-            for entry in pick(entries, args.half, args.limit):
-                request, tools, none = choice_step(entry, mapping)
-                want = [re.sub(r"\.", "_", next(iter(a))) for a in truth[entry["id"]]]
-                row: dict[str, Any] = {
-                    "id": entry["id"], "category": category, "want": want, "none": none,
-                    "tools": [[t.name, t.description] for t in tools],
-                    "query": entry["question"][0][-1]["content"],
-                }  # fmt: skip
-                try:
-                    answer = await model.chat(request)
-                except Exception as exc:  # a lab records what failed
-                    row["error"] = str(exc)[:200]
-                else:
-                    row["text"] = answer.text
-                    row["logprobs"] = [[[a.token, a.logprob] for a in alts]
-                                       for alts in answer.top_logprobs]  # fmt: skip
-                out.write(json.dumps(row) + "\n")
-                out.flush()
-                print(row["id"], want, row.get("text", row.get("error")), file=sys.stderr)
-
-
-def _answer(row: dict[str, Any]) -> ChatAnswer:
-    try:
-        parsed = json.loads(row["text"])
-    except ValueError:
-        parsed = None
-    alternatives = tuple(tuple(TokenLogprob(t, p) for t, p in alts) for alts in row["logprobs"])
-    return ChatAnswer(row["text"], "stop", Usage(0, 0), 0.0, "lab", json=parsed,
-                      top_logprobs=alternatives)  # fmt: skip
+from plugyard.llm.types import ChatAnswer
 
 
 def _rankings(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -155,7 +112,7 @@ def _score(args: argparse.Namespace) -> None:
             plans["parts alone when ≥ 2"] = plans["parts lead≥0.05 gate None"]
         extra = plans["parts lead≥0.05 gate None"][0] - base
         plans["parts, count + extra"] = (base | extra, count + len(extra) if chosen else 0)
-        want = (frozenset(row["want"]), len(row["want"]))
+        want = (frozenset(row["calls"]), len(row["calls"]))
         if row["category"].endswith("irrelevance"):
             want = (frozenset(), 0)
         for rule, plan in plans.items():
@@ -166,25 +123,11 @@ def _score(args: argparse.Namespace) -> None:
                   f"margin {margin:.1f}",
                   [(p["part"][:40], p["first"], round(p["cos"] - p["whole_cos"], 2))
                    for p in rank["parts"]], file=sys.stderr)  # fmt: skip
-    rules = list(next(iter(table.values())))
-    print(f"{'rule':<30}" + "".join(f"{c[:16]:>18}" for c in table))
-    for rule in rules:
-        print(f"{rule:<30}" + "".join(
-            f"{sum(v[rule])}/{len(v[rule]):<15}" for v in table.values()))  # fmt: skip
+    print_table(table, 30)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    sub = parser.add_subparsers(dest="command", required=True)
-    record_arguments(sub.add_parser("record"), "parallel_multiple,multiple,live_multiple", 40)
-    score = sub.add_parser("score")
-    score.add_argument("file")
-    score.add_argument("-v", "--verbose", action="store_true")
-    args = parser.parse_args()
-    if args.command == "record":
-        asyncio.run(_record(args))
-    else:
-        _score(args)
+    lab_main(_record, _score, "parallel_multiple,multiple,live_multiple")
 
 
 if __name__ == "__main__":
