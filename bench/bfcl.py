@@ -30,8 +30,9 @@ irrelevance rule); its ``accuracy`` is the share answered without a call.
 A request the endpoint refuses (``llm_timeout`` on a loaded machine) counts as wrong.
 ``--half tune|report`` keeps the entries whose id has an even (tune) or odd (report)
 number, so a method is tuned on one half and reported on the other; ``--limit N`` takes N
-entries spread evenly over each category. The yard has no plugins of its own
-(``builtins=False``), so only the client's tools are offered. ``--llm`` is a
+entries spread evenly over each category. ``--only REGEX`` keeps the entries whose
+question matches, e.g. ``--only '[一-龥]'`` the ones written in Chinese. The yard has no
+plugins of its own (``builtins=False``), so only the client's tools are offered. ``--llm`` is a
 ``PLUGYARD_LLM`` spec (default: the embedded default model, one thread).
 """
 
@@ -167,6 +168,12 @@ def pick(entries: list[dict[str, Any]], half: str | None, limit: int | None) -> 
     return entries
 
 
+def _question(entry: dict[str, Any]) -> str:
+    """The entry's last user message (a multi-turn entry's first turn)."""
+    turn = entry["question"][0]
+    return str(turn[-1]["content"]) if turn else ""
+
+
 def _number(entry_id: str) -> int:
     # "simple_python_12" → 12; the live sets' "live_simple_0-0-0" → 0, their running index
     return int(re.split(r"[_-]", entry_id.rsplit("_", 1)[1])[0])
@@ -192,6 +199,8 @@ def run(args: argparse.Namespace) -> dict[str, dict[str, float]]:
     sets: dict[str, tuple[list[Any], dict[str, Any]]] = {}
     for category in categories:
         entries = prepared(read_jsonl(data / f"BFCL_v4_{category}.json"), category)
+        if args.only:  # before the halves and the limit, so the spread is of the kept
+            entries = [e for e in entries if re.search(args.only, _question(e))]
         truth = data / "possible_answer" / f"BFCL_v4_{category}.json"
         answers = {a["id"]: a for a in read_jsonl(truth)} if truth.exists() else {}
         sets[category] = (pick(entries, args.half, args.limit), answers)
@@ -342,6 +351,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="entries per category")
     parser.add_argument("--half", choices=("tune", "report"), default=None)
     parser.add_argument("--irrelevance", type=int, default=0, help="built irrelevance entries")
+    parser.add_argument("--only", default=None,
+                        help="keep the entries whose question matches this regex")  # fmt: skip
     parser.add_argument("--llm", default=None, help="a PLUGYARD_LLM spec (default: embedded)")
     parser.add_argument("--failures", default=None, help="write the wrong answers here")
     parser.add_argument("--direct", action="store_true",

@@ -140,6 +140,16 @@ def test_a_value_the_request_holds_as_written_is_stated_as_whole_words() -> None
     assert not evidence("Can you tell me?").has_text("ca")
 
 
+def test_a_value_in_a_script_written_without_spaces_is_found_inside_its_sentence() -> None:
+    said = evidence("能帮我查一下中国广州市和北京市现在的天气状况吗？")
+    assert stated("广州市", {}, said) and stated("北京市", {}, said)
+    assert not stated("广州市, 广东", {}, said)  # the province is not in the request
+    assert not stated("上海市", {}, said)
+    assert stated("東京", {}, evidence("東京の天気を教えて"))
+    # a spaced script keeps whole words: "ca" is not inside "can"
+    assert not evidence("Can you tell me?").has_text("ca")
+
+
 def test_only_a_unit_is_abbreviated_and_never_by_a_short_common_word() -> None:
     said = evidence("Calculate the area under the curve y=x^2 from x=1 to x=3, tell me")
     assert not stated("trapezoidal", {}, said)

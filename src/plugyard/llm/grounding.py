@@ -150,7 +150,7 @@ class Evidence:
         found = self.text.find(folded)
         while found >= 0:
             before, after = self.text[found - 1], self.text[found + len(folded)]
-            if not (before.isalnum() or after.isalnum()):
+            if _bounded(before, folded[0]) and _bounded(folded[-1], after):
                 return True
             found = self.text.find(folded, found + 1)
         return False
@@ -176,6 +176,23 @@ class Evidence:
             if _abbreviates(known, word) and _unit(word):
                 return True
         return False
+
+
+#: Scripts written without spaces between words (Chinese, Japanese kana, Thai, Lao,
+#: Khmer, Myanmar): there, a value is a run of characters inside a longer one, "广州市"
+#: in "查一下中国广州市和北京市的天气".
+_UNSPACED = re.compile(
+    "[\u1000-\u109f\u0e00-\u0eff\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]"
+)
+
+
+def _bounded(left: str, right: str) -> bool:
+    """A word ends between ``left`` and ``right``: not both letters or digits, or
+    either of a script written without spaces."""
+    if not (left.isalnum() and right.isalnum()):
+        return True
+    return bool(_UNSPACED.match(left) or _UNSPACED.match(right))
 
 
 def _folded(text: str) -> str:
