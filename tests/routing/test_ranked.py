@@ -7,7 +7,7 @@ from typing import Any
 
 from plugyard.discovery.documents import Document
 from plugyard.discovery.engine import Match as Hit
-from plugyard.routing.ranked import PART_LEAD, Favoured, first
+from plugyard.routing.ranked import MAX_PARTS, PART_LEAD, Favoured, first
 
 
 def tool(name: str) -> dict[str, Any]:
@@ -59,3 +59,15 @@ def test_a_request_of_one_part_names_no_parts_and_a_lone_tool_is_not_split() -> 
 
 def test_nothing_ranked_favours_nothing() -> None:
     assert first(lambda query, documents: [], REQUEST, TOOLS) is None
+
+
+def test_a_huge_request_ranks_a_bounded_number_of_parts() -> None:
+    asked: list[str] = []
+
+    def rank(query: str, documents: Sequence[Document]) -> list[Hit]:
+        asked.append(query)
+        return [Hit(d.doc_id, 0.5, 0.0, 0.0, (), cosine=0.5) for d in documents]
+
+    huge = " and then ".join(f"convert {n} km to miles" for n in range(1000))
+    assert first(rank, huge, TOOLS) is not None
+    assert len(asked) == 1 + MAX_PARTS

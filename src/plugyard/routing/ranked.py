@@ -43,6 +43,9 @@ Rank = Callable[[str, Sequence[Document]], Sequence[Hit]]
 #: live_multiple), while finding 17 of 40 parallel_multiple plans
 #: (bench/labs/BFCL_LAB.md, "The functions of a request of several parts").
 PART_LEAD = 0.05
+#: At most this many parts are ranked (one query embedding each), so a huge message
+#: costs bounded time; the longest BFCL request measured has 53.
+MAX_PARTS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +75,7 @@ def _parts(rank: Rank, query: str, documents: Sequence[Document],
            hits: Sequence[Hit]) -> tuple[str, ...]:  # fmt: skip
     whole = {hit.doc_id: hit.cosine for hit in hits}
     found: list[str] = []
-    for part in decompose(query) if len(documents) > 1 else ():
+    for part in decompose(query)[:MAX_PARTS] if len(documents) > 1 else ():
         ranked = rank(part, documents)
         if ranked and ranked[0].relevant \
                 and ranked[0].cosine - whole.get(ranked[0].doc_id, 0.0) >= PART_LEAD:  # fmt: skip
