@@ -146,8 +146,9 @@ def test_a_value_in_a_script_written_without_spaces_is_found_inside_its_sentence
     assert not stated("广州市, 广东", {}, said)  # the province is not in the request
     assert not stated("上海市", {}, said)
     assert stated("東京", {}, evidence("東京の天気を教えて"))
-    # a spaced script keeps whole words: "ca" is not inside "can"
+    # a spaced script keeps whole words: "ca" is not inside "can", nor ".5" in "3.5"
     assert not evidence("Can you tell me?").has_text("ca")
+    assert not evidence("Version 3.5 please").has_text(".5")
 
 
 def test_only_a_unit_is_abbreviated_and_never_by_a_short_common_word() -> None:

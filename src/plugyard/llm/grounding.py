@@ -150,7 +150,7 @@ class Evidence:
         found = self.text.find(folded)
         while found >= 0:
             before, after = self.text[found - 1], self.text[found + len(folded)]
-            if _bounded(before, folded[0]) and _bounded(folded[-1], after):
+            if _bounded(before, folded[0]) and _bounded(after, folded[-1]):
                 return True
             found = self.text.find(folded, found + 1)
         return False
@@ -187,12 +187,10 @@ _UNSPACED = re.compile(
 )
 
 
-def _bounded(left: str, right: str) -> bool:
-    """A word ends between ``left`` and ``right``: not both letters or digits, or
-    either of a script written without spaces."""
-    if not (left.isalnum() and right.isalnum()):
-        return True
-    return bool(_UNSPACED.match(left) or _UNSPACED.match(right))
+def _bounded(outside: str, edge: str) -> bool:
+    """A match ends a word where the character ``outside`` it is no letter or digit,
+    or where either it or the value's ``edge`` is of a script written without spaces."""
+    return not outside.isalnum() or bool(_UNSPACED.match(outside) or _UNSPACED.match(edge))
 
 
 def _folded(text: str) -> str:
