@@ -88,3 +88,19 @@ def test_a_plugin_is_relevant_when_any_of_its_entries_clears_the_floor(tmp_path:
     with yard(tmp_path, "minilm") as y:
         [found] = y.search("how many inches is 30 cm", k=1, filters=Filters(relevant_only=True))
         assert (found.plugin_id, found.operation) == ("unit-convert", "convert")
+
+
+def test_a_plugin_clears_the_floor_on_one_entrys_words_and_anothers_meaning(
+    tmp_path: Path,
+) -> None:
+    """For "I need 250 grams in ounces" the unit converter's own entry names both units
+    (keywords far above the catalog) but is under the floor on meaning, and its
+    convert entry is near enough in meaning but names neither unit. Neither entry
+    clears the floor alone; the plugin does, on the evidence of both. A keyword with no
+    meaning behind it anywhere in the plugin still does not: "France" is among the
+    time-zone plugin's words, not what it is about."""
+    with yard(tmp_path, "minilm") as y:
+        floor = Filters(relevant_only=True)
+        [found] = y.search("I need 250 grams in ounces", k=1, filters=floor)
+        assert (found.plugin_id, found.operation) == ("unit-convert", "convert")
+        assert y.search("Who is the president of France?", k=3, filters=floor) == []

@@ -120,3 +120,12 @@ def test_a_plugins_description_is_offered_once_with_its_first_operation(yard: Ya
     context = plugin.descriptor.description.strip()
     assert context in said[0]
     assert all(context not in text and text for text in said[1:])
+
+
+def test_what_an_operation_returns_tells_siblings_apart(yard: Yard) -> None:
+    """Only the checker's output description says "valid", as the request does; the
+    query operation's example mentions items, which the request quotes. Even, so
+    discovery's pick decides, where "items" alone put the query first."""
+    request = 'Is "items[0" a valid JMESPath expression?'
+    ops = siblings(request, _ops(yard, "json-query"), "check_expression")
+    assert ops[0].id == "check_expression"

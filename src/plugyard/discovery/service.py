@@ -22,7 +22,7 @@ from typing import Any
 from plugyard.discovery.candidates import Scope
 from plugyard.discovery.catalog import EntryKey
 from plugyard.discovery.documents import Document
-from plugyard.discovery.embedders import Embedder
+from plugyard.discovery.embedders import Embedder, floor_of
 from plugyard.discovery.engine import HybridIndex
 from plugyard.discovery.engine import Match as Hit
 from plugyard.discovery.index import Changes, Progress, SyncedIndex
@@ -246,14 +246,25 @@ class DiscoveryService:
         self, index: SyncedIndex, hits: list[Hit], k: int, visible: _Visibility
     ) -> list[Match]:
         best: dict[str, tuple[Hit, str | None]] = {}
-        # A plugin is relevant when any of its entries clears the floor: its own entry
-        # lists what its operations' entries do not ("ft", "cm" in a unit converter's
-        # long description), while an operation's entry may score higher on meaning.
+        # The floor judges a plugin on the evidence of all its entries: its own entry
+        # lists what its operations' entries do not ("ft", "cm", "grams" in a unit
+        # converter's long description), while an operation's entry may score higher on
+        # meaning — "I need 250 grams in ounces" matches the words of one and the
+        # meaning of the other, and clears the floor with neither alone.
+        floor = floor_of(self.embedder)
         cleared: set[str] = set()
+        evidence: dict[str, tuple[float, float]] = {}  # best cosine, best keyword match
         for hit in hits:  # best first: the first entry of a plugin sets its score
             key = index.key(hit.doc_id)
             if hit.relevant:
                 cleared.add(key.plugin_id)
+            elif floor is not None:
+                cosine, lexical = evidence.get(key.plugin_id, (-1.0, -math.inf))
+                cosine = max(cosine, hit.cosine)
+                lexical = max(lexical, hit.lexical if hit.terms else -math.inf)
+                evidence[key.plugin_id] = (cosine, lexical)
+                if floor.admits(cosine, lexical, lexical > -math.inf):
+                    cleared.add(key.plugin_id)
             seen = best.get(key.plugin_id)
             if seen is None:
                 if len(best) < k:

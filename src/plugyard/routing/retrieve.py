@@ -139,7 +139,7 @@ def takes_values(operation: Operation) -> bool:
 
 def operation_text(operation: Operation) -> str:
     """The operation's own words: id, name, description, parameters (their names,
-    descriptions, defaults and enums) and examples."""
+    descriptions, defaults and enums), examples and what it returns."""
     parts = [operation.id.replace("_", " "), operation.name or "", operation.description]
     properties = operation.parameters.get("properties")
     if isinstance(properties, dict):
@@ -151,4 +151,6 @@ def operation_text(operation: Operation) -> str:
                 values += enum if isinstance(enum, list) else []
                 parts += [str(v) for v in values if isinstance(v, str | int | float)]
     parts += [str(example) for example in operation.examples]
+    if operation.output_description:  # what it answers: "whether it is valid"
+        parts.append(operation.output_description)
     return " ".join(parts)

@@ -12,7 +12,8 @@ question ("what is", "calculate", "please").
 Read as calculators read: ``x% of y`` is ``x / 100 * y``; ``x%`` on its own ``x / 100``,
 and ``%`` between two numbers stays the remainder; a prefix function ("square root of",
 "factorial of", "sine of") takes the next number or parenthesised group with its
-postfix words ("squared", "!"); ``^`` and "to the power of" bind tighter than "times".
+postfix words ("squared", "!"); ``^``, "to the power of" and "to the 4th power" bind tighter
+than "times".
 """
 
 from __future__ import annotations
@@ -277,10 +278,32 @@ class _Reader:
 
     def power(self) -> ast.expr:
         base = self.postfix()
+        exponent = self.ordinal_power()
+        if exponent is not None:
+            return _binary(base, ast.Pow(), exponent)
         for words in _POWER_WORDS:
             if self.accept(*words):
                 return _binary(base, ast.Pow(), self.unary())
         return base
+
+    def ordinal_power(self) -> ast.expr | None:
+        """An exponent said as an ordinal: "to the 4th power", "raised to the fourth",
+        "to the 10th" ("the" is already gone). Anything else leaves the place as it was."""
+        start = self.at
+        self.accept("raised")
+        if self.accept("to"):
+            token = self.peek()
+            if token is not None and token.kind == "num" and isinstance(token.value, int) \
+                    and _word(self.tokens, self.at + 1) in _ORDINAL_SUFFIXES:  # fmt: skip
+                self.at += 2
+                self.accept("power")
+                return _number(token.value)
+            if token is not None and token.text in _ORDINALS:
+                self.at += 1
+                self.accept("power")
+                return _number(_ORDINALS[token.text])
+        self.at = start
+        return None
 
     def postfix(self) -> ast.expr:
         tree = self.primary()
@@ -463,6 +486,10 @@ _POWER_WORDS: tuple[tuple[str, ...], ...] = (
     ("**",), ("to", "power", "of"), ("to", "power"), ("raised", "to", "power", "of"),
     ("raised", "to"), ("power", "of"), ("power",),
 )  # fmt: skip
+_ORDINAL_SUFFIXES = frozenset({"st", "nd", "rd", "th"})
+_ORDINALS = {word: n for n, word in enumerate((
+    "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+), start=2)}  # fmt: skip
 _DIVIDED: tuple[tuple[str, ...], ...] = (
     ("divided", "by"), ("is", "divided", "by"), ("/",), ("by",), ("and",), ("mod",), ("%",),
 )  # fmt: skip
