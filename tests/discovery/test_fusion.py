@@ -1,5 +1,9 @@
+import re
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from plugyard.discovery import fusion
 
@@ -38,10 +42,27 @@ def test_rrf_prefers_agreement() -> None:
         ("I want salt and pepper", 0),
         ("Book a flight to Rome. Then find a hotel near the Colosseum.", 2),
         ("What is the weather like today?", 0),
+        ('Find the links in "see https://a.com/docs and http://b.org"', 0),
+        ("Count the words in “one and two” and extract the emails from “x@y.com”", 2),
+        ("What is 2 to the power of 10, and what's 5 litres in gallons?", 2),
     ],
 )
 def test_decompose(query: str, n_parts: int) -> None:
     assert len(fusion.decompose(query)) == n_parts
+
+
+_PIECES = ["book", "flight", "rome", " ", ".", "; ", "? ", ",", " and ", " then ", " plus "]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+def test_without_quotes_a_request_splits_at_every_joint(query: str) -> None:
+    expected = [p.strip() for p in fusion._JOINT.split(query) if p and p.strip()]
+    expected = [
+        p
+        for p in expected
+        if sum(w not in fusion._FILLER for w in re.findall(r"[a-z]+|\d+(?:\.\d+)?", p)) >= 2
+    ]
+    assert fusion.decompose(query) == (expected if len(expected) >= 2 else [])
 
 
 def test_combine_parts_lets_each_intent_lift_its_document() -> None:

@@ -377,3 +377,26 @@ def test_retrieval_searches_once_with_the_message_alone_off_the_event_loop(yard:
     answer = asyncio.run(run())
     assert answer.status == "answered" and len(answer.steps) == 2
     assert seen == [("Convert 350 F to C", False)]
+
+
+def test_each_need_of_a_request_of_two_is_offered_and_asked_for(yard: Yard) -> None:
+    """The second need's operation is retrieved for its own part of the request; the
+    call step asks for a call of each need's operation, and both run."""
+    convert, now = tool_name("unit-convert", "convert"), tool_name("time-zones", "now")
+    request = "Convert 5 km to miles and tell me the current time in Tokyo"
+    script = [Reply.choice(convert),
+              Reply.calls((convert, {"value": 5, "from_unit": "km", "to_unit": "mi"}),
+                          (now, {"zone": "Asia/Tokyo"}))]  # fmt: skip
+
+    async def run() -> tuple[Answer, FakeModelServer]:
+        async with FakeModelServer(script) as fake:
+            return await yard.ask(request, llm=model(fake)), fake
+
+    answer, fake = asyncio.run(run())
+    assert answer.status == "answered", answer.to_dict()
+    assert [(s.choice or {}).get("operation") for s in answer.steps] == ["convert", "now"]
+    assert isinstance(answer.data, list) and answer.data[1]["zone"] == "Asia/Tokyo"
+    choose_step, call_step = fake.requests
+    assert {convert, now} <= set(Reply.offered(choose_step))
+    planned = call_step["response_format"]["json_schema"]["schema"]["prefixItems"]
+    assert [p["properties"]["name"] for p in planned] == [{"const": convert}, {"const": now}]

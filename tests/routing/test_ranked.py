@@ -1,4 +1,5 @@
-"""The client's tools as discovery ranks them for a request and for each of its parts."""
+"""The client's tools as discovery ranks them for a request and for each of its parts, and
+the yard's operations each part of a request points to."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from typing import Any
 
 from plugyard.discovery.documents import Document
 from plugyard.discovery.engine import Match as Hit
-from plugyard.routing.ranked import MAX_PARTS, PART_LEAD, Favoured, first
+from plugyard.discovery.query import Filters, Match, allow_all
+from plugyard.routing.ranked import MAX_PARTS, PART_LEAD, Favoured, first, yard_parts
+from plugyard.yard import Yard
 
 
 def tool(name: str) -> dict[str, Any]:
@@ -71,3 +74,45 @@ def test_a_huge_request_ranks_a_bounded_number_of_parts() -> None:
     huge = " and then ".join(f"convert {n} km to miles" for n in range(1000))
     assert first(rank, huge, TOOLS) is not None
     assert len(asked) == 1 + MAX_PARTS
+
+
+def test_each_part_of_a_yard_request_names_its_plugins_first_operation(yard: Yard) -> None:
+    search = _by_part(yard, {"Convert 5 km to miles": "unit-convert",
+                             "tell me the time in Tokyo": "time-zones"})  # fmt: skip
+    found = yard_parts(search, "Convert 5 km to miles and tell me the time in Tokyo", allow_all)
+    assert [c.plugin_id for c in found] == ["unit-convert", "time-zones"]
+    assert found[0].operation.id == "convert"
+
+
+def test_a_request_split_where_it_is_still_one_need_plans_nothing(yard: Yard) -> None:
+    search = _by_part(yard, {"My call is at 10:00 in Chicago": "time-zones",
+                             "what time is that in Tokyo?": "time-zones"})  # fmt: skip
+    request = "My call is at 10:00 in Chicago; what time is that in Tokyo?"
+    assert yard_parts(search, request, allow_all) == ()
+    assert yard_parts(search, "convert 5 km to miles", allow_all) == ()
+
+
+def test_a_part_whose_operations_the_caller_may_not_call_plans_nothing(yard: Yard) -> None:
+    search = _by_part(yard, {"Convert 5 km to miles": "unit-convert",
+                             "tell me the time in Tokyo": "time-zones"})  # fmt: skip
+
+    def no_conversions(plugin: str, operation: str) -> bool:
+        return plugin != "unit-convert"
+
+    request = "Convert 5 km to miles and tell me the time in Tokyo"
+    assert yard_parts(search, request, no_conversions) == ()
+
+
+def _by_part(yard: Yard, plugins: dict[str, str]) -> Any:
+    """A search that finds the plugin each part names (and time zones for anything
+    else), honouring the caller's rights as discovery's filter does."""
+
+    def search(query: str, k: int, filters: Filters) -> list[Match]:
+        plugin = yard.registry.find(plugins.get(query, "time-zones"))
+        assert plugin is not None
+        ops = [op.id for op in plugin.descriptor.operations]
+        if filters.can_see is not None and not any(filters.can_see(plugin.id, o) for o in ops):
+            return []
+        return [Match(plugin, None, 3.0, "test")][:k]
+
+    return search

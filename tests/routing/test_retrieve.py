@@ -129,3 +129,13 @@ def test_what_an_operation_returns_tells_siblings_apart(yard: Yard) -> None:
     request = 'Is "items[0" a valid JMESPath expression?'
     ops = siblings(request, _ops(yard, "json-query"), "check_expression")
     assert ops[0].id == "check_expression"
+
+
+def test_with_no_value_stated_the_sibling_it_can_fill_comes_first(yard: Yard) -> None:
+    """The request "What time is it in Paris?" names a zone and no time: `now` needs only the zone,
+    `convert_time` a time as well; the request's words tell them apart no better."""
+    ops = siblings("What time is it in Paris?", _ops(yard, "time-zones"), "convert_time")
+    assert ops[0].id == "now"
+    # A stated time makes it a job for the one that takes it, noon included.
+    for request in ("If it's noon in Tokyo, what time is it in London?", "9:30 in Paris"):
+        assert siblings(request, _ops(yard, "time-zones"), "convert_time")[0].id == "convert_time"

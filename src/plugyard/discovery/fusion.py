@@ -113,15 +113,29 @@ _FILLER = frozenset(
 )
 
 
+#: A word or a number: "What is 2 to the power of 10" is a request of its own.
+_CONTENT = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
+#: A quoted text: the request's data, whose "and" or full stop joins nothing.
+_QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
+
+
 def decompose(query: str) -> list[str]:
     """Sub-requests of a multi-intent query, or [] when it is one request.
 
-    A part must keep two content words, so "salt and pepper" is not split.
+    A part must keep two content words (a number counts), so "salt and pepper" is not
+    split, and a joint inside quoted text splits nothing: in 'Find the links in "see
+    a.com and b.org"' the quote is what the request works on.
     """
-    parts = [p.strip() for p in _JOINT.split(query) if p and p.strip()]
-    parts = [
-        p for p in parts if sum(w not in _FILLER for w in re.findall(r"[a-z]+", p.lower())) >= 2
+    quoted = [m.span() for m in _QUOTED.finditer(query)]
+    cuts = [
+        m.span()
+        for m in _JOINT.finditer(query)
+        if m.end() > m.start() and not any(a < m.start() < b for a, b in quoted)
     ]
+    edges = [0, *(edge for cut in cuts for edge in cut), len(query)]
+    pieces = (query[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2))
+    parts = [p.strip() for p in pieces if p and p.strip()]
+    parts = [p for p in parts if sum(w not in _FILLER for w in _CONTENT.findall(p.lower())) >= 2]
     return parts if len(parts) >= 2 else []
 
 

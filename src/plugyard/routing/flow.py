@@ -36,6 +36,7 @@ from plugyard.routing.failures import check_request, refused
 from plugyard.routing.loop import Ending, Loop, OnStep, OutOfTokens
 from plugyard.routing.offer import TOOL_DATA_NOTE, Offer
 from plugyard.routing.outcomes import Answer, Status
+from plugyard.routing.ranked import Favoured, yard_parts
 from plugyard.routing.retrieve import Search, Teacher, retrieve
 from plugyard.routing.trace import Retrieved
 from plugyard.runtimes.base import CallContext, ErrorInfo
@@ -101,10 +102,16 @@ class Router:
             return refused(context, getattr(exc, "code", "llm_unavailable"), str(exc))
         text = message.strip()
         search, found = self._search_for(subject)
+        can_see = self._rights(subject, roles)
         try:
-            candidates = await self._retrieve(search, text, k, self._rights(subject, roles))
+            candidates = await self._retrieve(search, text, k, can_see)
+            # Searched for apart from the whole request and not taught from (the
+            # search's id names the whole request's search).
+            parts = await off_loop(yard_parts, self._search, text, can_see)
         except PlugyardError as exc:
             return refused(context, exc.code, exc.message)
+        held = {(c.plugin_id, c.operation.id) for c in candidates}
+        candidates += tuple(c for c in parts if (c.plugin_id, c.operation.id) not in held)
         offer = Offer.of(candidates)
         retrieved = tuple(Retrieved(c.plugin_id, c.operation.id, c.score) for c in candidates)
         calls = Calls(self._executor, context, (text,), self._governance)
@@ -117,7 +124,7 @@ class Router:
         loop = Loop(model, calls, offer, "output", time.monotonic() + deadline_s,
                     retrieved=retrieved, max_calls=max_steps, max_tokens=max_tokens,
                     dry_run=dry_run, on_step=on_step, accepted=accepted,
-                    request_text=text)  # fmt: skip
+                    request_text=text, favoured=_favoured(offer, parts))  # fmt: skip
         if not offer.tools:
             loop.record(None, "none", notes=("nothing relevant the caller may call",))
             return _answer(loop, context, Ending("none", NONE_TEXT))
@@ -171,6 +178,17 @@ class Router:
         except PlugyardError as exc:
             error = ErrorInfo(exc.code, exc.message)
             return Result(status="error", error=error, request_id=context.request_id)
+
+
+def _favoured(offer: Offer, parts: Sequence[Candidate]) -> Favoured | None:
+    """For a request of several needs, the first part's operation, with a call of each
+    part's asked for beside the model's choice (ranked.py); ``None`` for one need, which
+    the loop favours by retrieval's first."""
+    if not parts:
+        return None
+    names = {(c.plugin_id, c.operation.id): name for name, c in offer.by_name.items()}
+    planned = tuple(names[(c.plugin_id, c.operation.id)] for c in parts)
+    return Favoured(planned[0], parts=planned)
 
 
 def _answer(loop: Loop, context: CallContext, ending: Ending) -> Answer:

@@ -17,10 +17,14 @@ What the ranking says reaches the model's decision (``llm/calls.respond``) as a
   requests that need several functions.
 
 The yard's own operations are not ranked here: retrieval has ranked them already (its
-first is favoured, loop.py), and the two rankings are not on one scale. Their parts are
-not read either: over the bundled catalog retrieval seldom offers a second need's
-operation, and a part is seldom 0.05 nearer an operation than the whole request, whose
-descriptions are long (bench/labs/BFCL_LAB.md).
+first is favoured, loop.py), and the two rankings are not on one scale. A request's
+parts are retrieved for instead (:func:`yard_parts`): each part is searched alone, and
+when the parts point to two plugins or more, each part's first operation is offered,
+the first part's favoured, and a call of each asked for. The lead over the whole
+request that a client's tool needs does not serve here: the bundled plugins'
+descriptions are long, so a part is seldom 0.05 nearer an operation than the whole
+request is, and retrieval of the whole request often leaves the second need's
+operation out altogether (bench/labs/ASK_LAB.md).
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ from typing import Any
 from plugyard.discovery.documents import Document
 from plugyard.discovery.engine import Match as Hit
 from plugyard.discovery.fusion import decompose
+from plugyard.discovery.query import CanSee
+from plugyard.routing.choice import Candidate
+from plugyard.routing.retrieve import Search, retrieve
 
 #: Discovery's ranking of documents outside the catalog (``DiscoveryService.rank``).
 Rank = Callable[[str, Sequence[Document]], Sequence[Hit]]
@@ -92,3 +99,20 @@ def _documents(tools: Sequence[Mapping[str, Any]]) -> list[Document]:
             words = re.sub(r"[_.\-]+", " ", name).strip()
             documents.append(Document(name, words, str(function.get("description") or "")))
     return documents
+
+
+def yard_parts(search: Search, query: str, can_see: CanSee) -> tuple[Candidate, ...]:
+    """The operations a request of several needs points to ("Convert 5 km to miles and
+    tell me the time in Tokyo"): each part searched for alone with the caller's rights,
+    its first operation kept when no earlier part's is of the same plugin. One need per
+    plugin, so a request split where it is still one need ("My call is at 10:00 in
+    Chicago; what time is that in Tokyo?") plans nothing: at least two plugins, or
+    nothing."""
+    plugins: set[str] = set()
+    out: list[Candidate] = []
+    for part in decompose(query)[:MAX_PARTS]:
+        first = retrieve(search, part, 1, can_see)
+        if first and first[0].plugin_id not in plugins:
+            plugins.add(first[0].plugin_id)
+            out.append(first[0])
+    return tuple(out) if len(out) > 1 else ()

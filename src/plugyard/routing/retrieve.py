@@ -17,7 +17,8 @@ on — a number or a quoted text — an operation that requires none (a listing 
 values to do its job; and one that could not even take the value (it has no parameter,
 or only ones limited to an enum: ``list_units``' ``category``) is not offered at all — a
 small model still picked ``list_units`` for "how many pounds is 70 kg?" when it was
-offered last (bench/labs/ASK_LAB.md).
+offered last (bench/labs/ASK_LAB.md). When the request states no value, of siblings its
+words tell apart no better the one requiring fewer arguments comes first.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ _COMMON = frozenset({
 #: A value the request states: a number (digits or a number word) or a quoted text.
 _STATED = re.compile(
     r"\d|[\"“”‘’']\S.*?[\"“”‘’']|\b(one|two|three|four|five|six|seven|eight|nine|ten|"
-    r"hundred|thousand|dozen|half)\b",
+    r"hundred|thousand|dozen|half|noon|midnight)\b",
     re.IGNORECASE,
 )
 
@@ -107,11 +108,15 @@ def siblings(query: str, operations: Sequence[Operation],
 
     job = _STATED.search(query) is not None and any(map(takes_values, operations))
     kept = [i for i, op in enumerate(operations) if not job or takes_values(op) or holds_values(op)]
+    # With no value stated, of two siblings the request's words tell apart no better,
+    # the one it can fill comes first: "What time is it in Paris?" names a zone, which
+    # `now` needs, and no time, which `convert_time` needs as well.
     order = sorted(
         kept,
         key=lambda i: (
             job and not takes_values(operations[i]),
             -telling(i),
+            0 if job else required_count(operations[i]),
             operations[i].id != matched,
         ),
     )
@@ -133,8 +138,12 @@ def holds_values(operation: Operation) -> bool:
 def takes_values(operation: Operation) -> bool:
     """The operation requires at least one argument: it does a job with the request's
     values, where one that requires none lists or looks something up."""
+    return required_count(operation) > 0
+
+
+def required_count(operation: Operation) -> int:
     required = operation.parameters.get("required")
-    return isinstance(required, list) and len(required) > 0
+    return len(required) if isinstance(required, list) else 0
 
 
 def operation_text(operation: Operation) -> str:
