@@ -45,6 +45,7 @@ def test_rrf_prefers_agreement() -> None:
         ('Find the links in "see https://a.com/docs and http://b.org"', 0),
         ("Count the words in “one and two” and extract the emails from “x@y.com”", 2),
         ("What is 2 to the power of 10, and what's 5 litres in gallons?", 2),
+        ('"Book a flight to Rome. Then find a hotel near the Colosseum."', 2),
     ],
 )
 def test_decompose(query: str, n_parts: int) -> None:

@@ -124,9 +124,12 @@ def decompose(query: str) -> list[str]:
 
     A part must keep two content words (a number counts), so "salt and pepper" is not
     split, and a joint inside quoted text splits nothing: in 'Find the links in "see
-    a.com and b.org"' the quote is what the request works on.
+    a.com and b.org"' the quote is what the request works on (a request quoted whole
+    is split as if it were not).
     """
-    quoted = [m.span() for m in _QUOTED.finditer(query)]
+    # A request written whole between quotes is the request, not data inside it.
+    whole = (len(query) - len(query.lstrip()), len(query.rstrip()))
+    quoted = [m.span() for m in _QUOTED.finditer(query) if m.span() != whole]
     cuts = [
         m.span()
         for m in _JOINT.finditer(query)
