@@ -311,3 +311,37 @@ def test_what_an_optional_value_may_be_a_required_one_may_be_too(
     assert stated(value, schema, seen) == (optional == ())
     if not optional:
         assert required == ()
+
+
+TEXT = {"type": "object", "properties": {"expression": {"type": "string"}}}
+
+
+def test_a_quoted_text_retyped_by_the_model_goes_to_the_tool_as_the_user_wrote_it() -> None:
+    said = ['Is "orders[0" a valid JMESPath expression?']
+    assert normalise({"expression": "orders[0]"}, TEXT, said)["expression"] == "orders[0"
+    spaced = ['normalise the spacing in "too    many     spaces"']
+    assert normalise({"expression": "too many spaces"}, TEXT, spaced)["expression"] == (
+        "too    many     spaces"
+    )
+    curly = ["Check “people[?age > `30`].name”"]
+    assert normalise({"expression": "people[?age > 30].name"}, TEXT, curly)["expression"] == (
+        "people[?age > `30`].name"
+    )
+
+
+def test_a_value_that_changes_the_quoted_words_stays_as_written() -> None:
+    """Other letters, another case or a part of the quote is the model's own value,
+    for check() to judge; a value that is a quote already stays, and of two quotes it
+    could retype, neither is chosen."""
+    said = ['Lower-case "HELLO World" and count "a b" or "a-b"']
+    for value in ("hello world", "HELLO", "HELLO World!", "a b", "ab"):
+        expected = "HELLO World" if value == "HELLO World!" else value
+        assert normalise({"expression": value}, TEXT, said)["expression"] == expected
+
+
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_normalising_a_string_never_invents_text(value: str, request: str) -> None:
+    """What comes back is the value itself or a text the request quotes."""
+    out = normalise({"expression": value}, TEXT, [request])["expression"]
+    assert out == value or f'"{out}"' in request or f"“{out}”" in request \
+        or f"‘{out}’" in request or f"`{out}`" in request  # fmt: skip

@@ -36,8 +36,11 @@ value. A unit word becomes the enum's symbol ("feet" → "ft") when exactly one 
 names it; for a parameter that takes a time of day (its ``format`` is ``time`` or its
 description says "HH:MM" or "time of day"), "9am" becomes "09:00", and a date or UTC
 offset the request does not state is cut from a date and time ("2023-09-15T09:00:00Z"
-for "9am in Lisbon" → "09:00"). Numbers written in words count as numbers ("twenty
-five" → 25, "three hundred and fifty" → 350).
+for "9am in Lisbon" → "09:00"). A string that is a text the request quotes, retyped
+with other punctuation or spacing ("orders[0]" for the quoted "orders[0", "too many
+spaces" for "too    many     spaces"), becomes that text as the user wrote it: the tool
+works on the user's text, not on the model's copy of it. Numbers written in words count
+as numbers ("twenty five" → 25, "three hundred and fifty" → 350).
 """
 
 from __future__ import annotations
@@ -261,7 +264,29 @@ def _normal(value: Any, schema: Mapping[str, Any], said: str) -> Any:
         return _enum_member(value, [e for e in enum if isinstance(e, str)])
     if _takes_clock(schema):
         return _clock(value, said)
-    return value
+    return _as_quoted(value, said)
+
+
+#: A text the request quotes for a tool to work on; straight single quotes are left
+#: out, since they are apostrophes as often as quotes.
+_QUOTE = re.compile(r'"([^"]+)"|“([^”]+)”|‘([^’]+)’|`([^`]+)`')
+
+
+def _as_quoted(value: str, said: str) -> str:
+    """The one quoted text of ``said`` that ``value`` retypes: the same letters and
+    digits in the same order and case, with other punctuation or spacing."""
+    letters = _letters(value)
+    if not letters:
+        return value
+    quoted = {q for m in _QUOTE.finditer(said) for q in m.groups() if q}
+    if value in quoted:
+        return value
+    found = [q for q in quoted if _letters(q) == letters]
+    return found[0] if len(found) == 1 else value
+
+
+def _letters(text: str) -> str:
+    return "".join(c for c in text if c.isalnum())
 
 
 def _enum_member(value: str, members: Sequence[str]) -> str:
