@@ -131,9 +131,7 @@ def decompose(query: str) -> list[str]:
     whole = (len(query) - len(query.lstrip()), len(query.rstrip()))
     quoted = [m.span() for m in _QUOTED.finditer(query) if m.span() != whole]
     cuts = [
-        m.span()
-        for m in _JOINT.finditer(query)
-        if m.end() > m.start() and not any(a < m.start() < b for a, b in quoted)
+        m.span() for m in _JOINT.finditer(query) if not any(a < m.start() < b for a, b in quoted)
     ]
     edges = [0, *(edge for cut in cuts for edge in cut), len(query)]
     pieces = (query[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2))

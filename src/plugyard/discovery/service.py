@@ -66,6 +66,7 @@ class DiscoveryService:
     ) -> None:
         self.registry = registry
         self.embedder = embedder
+        self._floor = floor_of(embedder)  # when a match counts as relevant
         #: Memory of what answered which request (learning.py, docs/discovery.md).
         self.learning = learning if learning is not None else Learning(embedder)
         if vectors is None:  # the rows live in an in-memory store of this service's own
@@ -251,7 +252,7 @@ class DiscoveryService:
         # converter's long description), while an operation's entry may score higher on
         # meaning — "I need 250 grams in ounces" matches the words of one and the
         # meaning of the other, and clears the floor with neither alone.
-        floor = floor_of(self.embedder)
+        floor = self._floor
         cleared: set[str] = set()
         evidence: dict[str, tuple[float, float]] = {}  # best cosine, best keyword match
         for hit in hits:  # best first: the first entry of a plugin sets its score
