@@ -47,6 +47,12 @@ def test_tokeniser_splits_identifiers_drops_stopwords_and_stems() -> None:
     assert Tokeniser(stem=False)("Forecasts") == ["forecasts"]
 
 
+def test_tokeniser_reads_a_percent_sign_as_the_word() -> None:
+    # "what's 20% of 150" has no word for a calculator's "percent of" without it.
+    assert Tokeniser(stem=False)("what's 20% of 150") == ["20", "percent", "150"]
+    assert Tokeniser()("20%") == Tokeniser()("20 percent")
+
+
 def test_updates_and_deletes_equal_a_fresh_build() -> None:
     docs = _docs(40)
     live = FieldedBM25()

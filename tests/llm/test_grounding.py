@@ -345,3 +345,88 @@ def test_normalising_a_string_never_invents_text(value: str, request: str) -> No
     out = normalise({"expression": value}, TEXT, [request])["expression"]
     assert out == value or f'"{out}"' in request or f"“{out}”" in request \
         or f"‘{out}’" in request or f"`{out}`" in request  # fmt: skip
+
+
+ZONES = {
+    "type": "object",
+    "properties": {
+        "time": {"type": "string", "format": "time"},
+        "from_zone": {"type": "string"},
+        "to_zone": {"type": "string"},
+    },
+}
+
+
+def test_a_conversion_swapped_by_the_model_goes_the_way_the_request_states() -> None:
+    """The word right after the request's quantity names the source."""
+    swapped = {"value": 1, "from_unit": "GB", "to_unit": "TB"}
+    assert normalise(swapped, CONVERT, ["what is 1 terabyte in gigabytes"]) == {
+        "value": 1, "from_unit": "TB", "to_unit": "GB"}  # fmt: skip
+    inverted = {"value": 3, "from_unit": "m", "to_unit": "mi"}
+    assert normalise(inverted, CONVERT, ["how many metres in 3 miles"])["from_unit"] == "mi"
+    degrees = {"value": 72, "from_unit": "°C", "to_unit": "°F"}
+    said = ["Convert 72 degrees Fahrenheit to Celsius"]
+    assert normalise(degrees, CONVERT, said)["from_unit"] == "°F"
+    zones = {"time": "9am", "from_zone": "Asia/Tokyo", "to_zone": "Europe/Lisbon"}
+    said = ["What time is it in Tokyo when it is 9am in Lisbon?"]
+    assert normalise(zones, ZONES, said) == {
+        "time": "09:00", "from_zone": "Europe/Lisbon", "to_zone": "Asia/Tokyo"}  # fmt: skip
+
+
+def test_a_conversion_is_left_alone_unless_the_quantity_names_its_target() -> None:
+    """Right already; the word after the quantity names neither end; a "to" comes
+    first; no quantity in the call; parameters that are no pair of ends."""
+    right = {"value": 5, "from_unit": "km", "to_unit": "mi"}
+    assert normalise(right, CONVERT, ["Convert 5 km to miles"]) == right
+    backwards = {"value": 5, "from_unit": "mi", "to_unit": "km"}
+    assert normalise(backwards, CONVERT, ["convert 5 to km from miles"]) == backwards
+    trip = {"time": "12:00", "from_zone": "Paris", "to_zone": "Rome"}
+    assert normalise(trip, ZONES, ["on 12 May to Rome from Paris"]) == trip
+    bare = {"from_unit": "GB", "to_unit": "TB"}
+    assert normalise(bare, CONVERT, ["what is 1 terabyte in gigabytes"]) == bare
+    other = {"type": "object", "properties": {"value": {}, "unit": {}, "to_unit": {}}}
+    pair = {"value": 1, "unit": "GB", "to_unit": "TB"}
+    assert normalise(pair, other, ["what is 1 terabyte in gigabytes"]) == pair
+
+
+@given(st.text(max_size=40), st.sampled_from(["km", "mi", "°C", "GB", "Asia/Tokyo"]),
+       st.sampled_from(["m", "ft", "°F", "TB", "Europe/Paris"]))  # fmt: skip
+def test_the_two_ends_of_a_conversion_are_kept_or_swapped_never_changed(
+    request: str, first: str, second: str
+) -> None:
+    out = normalise({"value": 1, "from_unit": first, "to_unit": second}, CONVERT, [request])
+    assert {out["from_unit"], out["to_unit"]} == {first, second}
+
+
+def test_a_part_of_the_request_s_sum_goes_to_the_tool_as_the_whole_sum() -> None:
+    """The model copied the first part of the user's arithmetic; every value of it is
+    in the request, so only the request's own sum can tell it is short."""
+    for said, part, whole in (
+        ("What is 17.5% of 240?", "17.5%", "17.5% of 240"),
+        ("calculate (3 + 4) * 12 / 7", "3 + 4", "(3 + 4) * 12 / 7"),
+        ("compute (10 - 4) * (3 + 2)", "3 + 2", "(10 - 4) * (3 + 2)"),
+        ("What is 2 to the power of 10?", "2 to the power", "2 to the power of 10"),
+        ("How much is 19.99 plus 5.01", "19.99 plus", "19.99 plus 5.01"),
+    ):
+        assert normalise({"expression": part}, TEXT, [said])["expression"] == whole
+
+
+def test_a_sum_that_is_whole_or_not_a_part_of_one_stays_as_written() -> None:
+    """The model's own form of the sum, one of two sums the request asks for, a number
+    alone, a date's part: each is left for the check."""
+    for said, value in (
+        ("What is 12 times 12?", "12 * 12"),
+        ("What is 5 + 3, and 10 * 2?", "5 + 3"),
+        ("Add 345, 678 and 912", "345 + 678"),
+        ("What is 1000 minus 1", "1000 - 1"),
+        ("calculate 17 plus 25", "17"),
+        ("We met on 2024-05-01", "2024-05"),
+    ):
+        assert normalise({"expression": value}, TEXT, [said])["expression"] == value
+
+
+@given(st.text(alphabet="0123456789 +-*/%().ofplus", max_size=30),
+       st.text(alphabet="0123456789 +-*/%().ofplus", max_size=30))  # fmt: skip
+def test_a_sum_is_only_ever_widened_to_a_text_of_the_request(value: str, said: str) -> None:
+    out = normalise({"expression": value}, TEXT, [said])["expression"]
+    assert out == value or out in said

@@ -67,7 +67,8 @@ def content_words(text: str) -> str:
 
 
 class Tokeniser:
-    """Lower-case words, identifiers split (getWeather, city_name), stemmed."""
+    """Lower-case words, identifiers split (getWeather, city_name), stemmed, "%" read
+    as "percent"."""
 
     def __init__(self, stem: bool = True) -> None:
         self._stemmer = None
@@ -78,7 +79,9 @@ class Tokeniser:
         self._memo: dict[str, str] = {}
 
     def __call__(self, text: str) -> list[str]:
-        words = [w for w in _WORD.findall(_CAMEL.sub(" ", text).lower()) if w not in STOPWORDS]
+        # "20%" says "percent" with a sign that the word pattern drops.
+        text = _CAMEL.sub(" ", text).replace("%", " percent ")
+        words = [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
         if self._stemmer is None:
             return words
         out = []

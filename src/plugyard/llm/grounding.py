@@ -39,8 +39,12 @@ offset the request does not state is cut from a date and time ("2023-09-15T09:00
 for "9am in Lisbon" → "09:00"). A string that is a text the request quotes, retyped
 with other punctuation or spacing ("orders[0]" for the quoted "orders[0", "too many
 spaces" for "too    many     spaces"), becomes that text as the user wrote it: the tool
-works on the user's text, not on the model's copy of it. Numbers written in words count
-as numbers ("twenty five" → 25, "three hundred and fifty" → 350).
+works on the user's text, not on the model's copy of it. A sum that is a part of the
+one sum the request writes becomes that sum ("17.5%" for "17.5% of 240"). A
+conversion's two ends, swapped by the model, go the way the request states (the word
+right after the request's quantity names the source: "1 terabyte in gigabytes").
+Numbers written in words count as numbers ("twenty five" → 25, "three hundred and
+fifty" → 350).
 """
 
 from __future__ import annotations
@@ -253,7 +257,95 @@ def normalise(
     for name, value in arguments.items():
         sub = props.get(name)
         out[name] = _normal(value, sub if isinstance(sub, Mapping) else {}, said)
-    return out
+    return _directed(out, said)
+
+
+#: Words that name the two ends of a conversion in a parameter's name: ``from_unit``
+#: and ``to_unit``, ``source_language`` and ``target_language``, ``from`` and ``to``.
+_FROM_WORDS = frozenset({"from", "source", "src", "origin", "input", "base"})
+_TO_WORDS = frozenset({"to", "target", "dst", "destination", "output", "into"})
+#: Words that may stand between a quantity and what it is counted in: "9 am in
+#: Lisbon", "72 degrees Fahrenheit", "noon at Tokyo".
+_BETWEEN = frozenset({"am", "pm", "a", "m", "degree", "deg", "in", "at", "o", "clock",
+                      "of", "the", "local"})  # fmt: skip
+_SPAN = re.compile(r"[^\s,;?!()]+")
+
+
+def _directed(arguments: dict[str, Any], said: str) -> dict[str, Any]:
+    """``arguments`` with a conversion's two ends the way the request states them.
+
+    A small model swaps them ("what is 1 terabyte in gigabytes" as gigabytes to
+    terabytes). The request's quantity says which end is the source: the call's number
+    or time of day stands right before what it is counted in ("1 terabyte", "9am in
+    Lisbon", "how many metres in 3 miles"). When the word after the quantity names
+    the call's target and not its source, the two are swapped; when it names neither,
+    or a "to"/"from" comes first, the call is left as it is.
+    """
+    for source, target in _ends(arguments):
+        first, second = arguments[source], arguments[target]
+        if not isinstance(first, str) or not isinstance(second, str) or first == second:
+            continue
+        quantities = _quantities(arguments, (source, target))
+        named = _named_after(said, quantities, first, second)
+        if named == second:
+            arguments = {**arguments, source: second, target: first}
+    return arguments
+
+
+def _ends(arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Pairs of argument names that are a conversion's source and target."""
+    words = {name: words_in(re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name)) for name in arguments}
+    pairs = []
+    for source, these in words.items():
+        ends = [w for w in these if w in _FROM_WORDS]
+        if len(ends) != 1:
+            continue
+        rest = [w for w in these if w != ends[0]]
+        for target, those in words.items():
+            to = [w for w in those if w in _TO_WORDS]
+            if len(to) == 1 and [w for w in those if w != to[0]] == rest:
+                pairs.append((source, target))
+    return pairs
+
+
+def _quantities(arguments: Mapping[str, Any], ends: tuple[str, str]) -> set[float]:
+    """The numbers of the call's other values: an amount, or a time of day."""
+    found: set[float] = set()
+    for name, value in arguments.items():
+        if name in ends or isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            found.add(float(value))
+        elif isinstance(value, str) and re.fullmatch(r"\d{1,2}:\d{2}(:\d{2})?", value):
+            found |= numbers_in(value)
+    return found
+
+
+def _named_after(said: str, quantities: set[float], first: str, second: str) -> str | None:
+    """Which of ``first`` and ``second`` the request names right after one of its
+    ``quantities`` (the first such quantity that names one), else ``None``."""
+    if not quantities:
+        return None
+    spans = _SPAN.findall(said)
+    for index, span in enumerate(spans):
+        if not numbers_in(span) & quantities:
+            continue
+        for word in spans[index + 1 : index + 5]:
+            said_here = Evidence.of([word], today=dt.date.min)
+            names = [v for v in (first, second) if _names(said_here, v)]
+            if len(names) == 1:
+                return names[0]
+            folded = words_in(word)
+            if names or not folded or not all(w in _BETWEEN for w in folded):
+                break  # both, or a word that is not the quantity's unit or place
+    return None
+
+
+def _names(said: Evidence, value: str) -> bool:
+    """Whether one word of the request names ``value``: one of its words ("Tokyo" of
+    "Asia/Tokyo"), by a synonym or as a unit's abbreviation ("TB" of "terabyte")."""
+    words = [w for w in words_in(value) if w not in _PLAIN]
+    return bool(words) and any(said.has_word(w) for w in words)
 
 
 def _normal(value: Any, schema: Mapping[str, Any], said: str) -> Any:
@@ -264,7 +356,44 @@ def _normal(value: Any, schema: Mapping[str, Any], said: str) -> Any:
         return _enum_member(value, [e for e in enum if isinstance(e, str)])
     if _takes_clock(schema):
         return _clock(value, said)
-    return _as_quoted(value, said)
+    quoted = _as_quoted(value, said)
+    return quoted if quoted != value else _as_whole_sum(value, said)
+
+
+#: What a sum is written with: numbers, operators, brackets and the words that join
+#: them ("17.5% of 240", "(3 + 4) * 12 / 7", "2 to the power of 10").
+_SUM_PART = (
+    r"\d[\d,]*(?:\.\d+)?%?|[-+*/^×÷%()]|\b(?:plus|minus|times|multiplied|divided"
+    r"|by|over|of|percent|squared|cubed|to|the|power|mod|modulo)\b"
+)
+_SUM = re.compile(rf"(?:{_SUM_PART})(?:\s*(?:{_SUM_PART}))*", re.IGNORECASE)
+_SUM_EDGE = re.compile(r"^(?:(?:by|over|of|to|the|power|mod|modulo)\b\s*)+"
+                       r"|(?:\s*\b(?:by|over|of|to|the|power|plus|minus|times|multiplied"
+                       r"|divided|mod|modulo))+$", re.IGNORECASE)  # fmt: skip
+_OPERATOR = re.compile(r"\s[-+*/^×÷]\s|[()%]|\b(plus|minus|times|divided|multiplied|of|"
+                       r"squared|cubed|power|mod|modulo)\b", re.IGNORECASE)  # fmt: skip
+_DATE_LIKE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d+-\d+-\d+")
+
+
+def _as_whole_sum(value: str, said: str) -> str:
+    """The one sum the request writes that ``value``, itself a sum, is a part of:
+    "17.5%" for "What is 17.5% of 240?", "3 + 4" for "(3 + 4) * 12 / 7". A small model
+    copies the first part of the user's arithmetic and leaves out the rest, which no
+    check of its values can see: each is in the request."""
+    if not _OPERATOR.search(f" {value} ") or _DATE_LIKE.search(value):
+        return value
+    bare = re.sub(r"\s+", "", value).lower()
+    wholes = set()
+    for found in _SUM.finditer(said):
+        whole = _SUM_EDGE.sub("", found.group()).strip()
+        if (
+            bare in re.sub(r"\s+", "", whole).lower()
+            and len(numbers_in(whole, readings=False)) > len(numbers_in(value, readings=False))
+            and _OPERATOR.search(f" {whole} ")
+            and not _DATE_LIKE.search(whole)
+        ):
+            wholes.add(whole)
+    return wholes.pop() if len(wholes) == 1 else value
 
 
 #: A text the request quotes for a tool to work on; straight single quotes are left
