@@ -407,8 +407,31 @@ def test_a_part_of_the_request_s_sum_goes_to_the_tool_as_the_whole_sum() -> None
         ("compute (10 - 4) * (3 + 2)", "3 + 2", "(10 - 4) * (3 + 2)"),
         ("What is 2 to the power of 10?", "2 to the power", "2 to the power of 10"),
         ("How much is 19.99 plus 5.01", "19.99 plus", "19.99 plus 5.01"),
-    ):
+        ("what's the remainder of 100 divided by 7", "100 divided by 7",
+         "remainder of 100 divided by 7"),
+    ):  # fmt: skip
         assert normalise({"expression": part}, TEXT, [said])["expression"] == whole
+
+
+ARITHMETIC = {
+    "type": "object",
+    "properties": {"expression": {"type": "string", "description": "An arithmetic expression"}},
+}
+
+
+def test_a_number_becomes_the_sum_it_is_part_of_only_where_arithmetic_is_taken() -> None:
+    """ "10" for "What is 10 factorial?" is short only for a parameter that takes
+    arithmetic; for any other it is a number, and stays one."""
+    for said, part, whole in (
+        ("What is 10 factorial?", "10", "10 factorial"),
+        ("What's the square root of 81 and how many grams are in 3 ounces?", "81",
+         "square root of 81"),
+        ("What is 12 times 12?", "12", "12 times 12"),
+    ):  # fmt: skip
+        assert normalise({"expression": part}, ARITHMETIC, [said])["expression"] == whole
+        assert normalise({"expression": part}, TEXT, [said])["expression"] == part
+    said = ["Order a square table for 4 and 2 chairs"]
+    assert normalise({"expression": "4"}, ARITHMETIC, said)["expression"] == "4"
 
 
 def test_a_sum_that_is_whole_or_not_a_part_of_one_stays_as_written() -> None:

@@ -40,7 +40,8 @@ for "9am in Lisbon" → "09:00"). A string that is a text the request quotes, re
 with other punctuation or spacing ("orders[0]" for the quoted "orders[0", "too many
 spaces" for "too    many     spaces"), becomes that text as the user wrote it: the tool
 works on the user's text, not on the model's copy of it. A sum that is a part of the
-one sum the request writes becomes that sum ("17.5%" for "17.5% of 240"). A
+one sum the request writes becomes that sum ("17.5%" for "17.5% of 240"; a bare number
+too, for a parameter that takes arithmetic: "10" for "10 factorial"). A
 conversion's two ends, swapped by the model, go the way the request states (the word
 right after the request's quantity names the source: "1 terabyte in gigabytes").
 Numbers written in words count as numbers ("twenty five" → 25, "three hundred and
@@ -357,38 +358,56 @@ def _normal(value: Any, schema: Mapping[str, Any], said: str) -> Any:
     if _takes_clock(schema):
         return _clock(value, said)
     quoted = _as_quoted(value, said)
-    return quoted if quoted != value else _as_whole_sum(value, said)
+    return quoted if quoted != value else _as_whole_sum(value, said, _takes_sum(schema))
 
 
 #: What a sum is written with: numbers, operators, brackets and the words that join
-#: them ("17.5% of 240", "(3 + 4) * 12 / 7", "2 to the power of 10").
+#: them ("17.5% of 240", "(3 + 4) * 12 / 7", "2 to the power of 10", "10 factorial",
+#: "the remainder of 100 divided by 7").
 _SUM_PART = (
-    r"\d[\d,]*(?:\.\d+)?%?|[-+*/^×÷%()]|\b(?:plus|minus|times|multiplied|divided"
-    r"|by|over|of|percent|squared|cubed|to|the|power|mod|modulo)\b"
+    r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?|[-+*/^×÷%()!]|\b(?:plus|minus|times"
+    r"|multiplied|divided|by|over|of|percent|squared|cubed|factorial|to|the|power|mod"
+    r"|modulo|square|cube|root|sqrt|remainder|quotient)\b"
 )
 _SUM = re.compile(rf"(?:{_SUM_PART})(?:\s*(?:{_SUM_PART}))*", re.IGNORECASE)
-_SUM_EDGE = re.compile(r"^(?:(?:by|over|of|to|the|power|mod|modulo)\b\s*)+"
-                       r"|(?:\s*\b(?:by|over|of|to|the|power|plus|minus|times|multiplied"
-                       r"|divided|mod|modulo))+$", re.IGNORECASE)  # fmt: skip
-_OPERATOR = re.compile(r"\s[-+*/^×÷]\s|[()%]|\b(plus|minus|times|divided|multiplied|of|"
-                       r"squared|cubed|power|mod|modulo)\b", re.IGNORECASE)  # fmt: skip
+#: Words that join a sum's parts, which neither begin nor end one.
+_JOINING = r"by|over|of|to|the|power|mod|modulo|plus|minus|times|multiplied|divided"
+_SUM_EDGE = re.compile(rf"^(?:(?:{_JOINING})\b\s*)+|(?:\s*\b(?:{_JOINING}))+$", re.IGNORECASE)
+#: What makes a text a sum rather than a number: an operator, a bracket, a percent sign
+#: or a word that does arithmetic.
+_OPERATOR = re.compile(
+    r"\s[-+*/^×÷]\s|[()%!]|\b(plus|minus|times|divided|multiplied|of|squared|cubed"
+    r"|factorial|power|mod|modulo|square|cube|root|sqrt|remainder|quotient)\b",
+    re.IGNORECASE,
+)
 _DATE_LIKE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d+-\d+-\d+")
+_SUM_TAKER = re.compile(r"\b(expression|formula|arithmetic|equation|calculation)s?\b", re.I)
 
 
-def _as_whole_sum(value: str, said: str) -> str:
-    """The one sum the request writes that ``value``, itself a sum, is a part of:
-    "17.5%" for "What is 17.5% of 240?", "3 + 4" for "(3 + 4) * 12 / 7". A small model
-    copies the first part of the user's arithmetic and leaves out the rest, which no
-    check of its values can see: each is in the request."""
-    if not _OPERATOR.search(f" {value} ") or _DATE_LIKE.search(value):
+def _takes_sum(schema: Mapping[str, Any]) -> bool:
+    """The parameter takes arithmetic: its description says so."""
+    described = schema.get("description")
+    return isinstance(described, str) and _SUM_TAKER.search(described) is not None
+
+
+def _as_whole_sum(value: str, said: str, takes_sum: bool) -> str:
+    """The one sum the request writes that ``value`` is a proper part of: "17.5%" for
+    "What is 17.5% of 240?", "3 + 4" for "(3 + 4) * 12 / 7", and, for a parameter that
+    takes arithmetic, "10" for "What is 10 factorial?". A small model copies the first
+    part of the user's arithmetic and leaves out the rest, which no check of its values
+    can see: each is in the request. Elsewhere only a value that is a sum itself is
+    widened, so a number stays a number."""
+    if _DATE_LIKE.search(value) or not (takes_sum or _OPERATOR.search(f" {value} ")):
         return value
     bare = re.sub(r"\s+", "", value).lower()
     wholes = set()
     for found in _SUM.finditer(said):
         whole = _SUM_EDGE.sub("", found.group()).strip()
+        written = re.sub(r"\s+", "", whole).lower()
         if (
-            bare in re.sub(r"\s+", "", whole).lower()
-            and len(numbers_in(whole, readings=False)) > len(numbers_in(value, readings=False))
+            bare
+            and bare in written
+            and bare != written
             and _OPERATOR.search(f" {whole} ")
             and not _DATE_LIKE.search(whole)
         ):
