@@ -526,3 +526,24 @@ def test_an_optional_date_is_kept_in_another_form_only_when_its_numbers_are_stat
         "city": "Sacramento"}  # fmt: skip
     at = _said((Message("user", "A flight on the 12th of March 2023 at 3 in the afternoon"),))
     assert tidy({"city": "Paris", "date": "2023-03-12T15:00:00"}, weather, at)["date"]
+
+
+def test_a_surplus_call_that_only_changes_the_operators_of_a_text_is_dropped() -> None:
+    calc = tool("calc", expression={"type": "string"})
+    three = Reply.calls(
+        ("calc", {"expression": "345 + 678 + 912"}),
+        ("calc", {"expression": "345 - 678 - 912"}),
+        ("calc", {"expression": "345 * 678 * 912"}),
+    )
+    counted = (*_COUNTED[:4], "calc", '",', *_COUNTED[7:])
+    steps = [{token: -0.01} for token in counted]
+    steps[counted.index("1")] = {"1": -0.5, "3": -1.2}
+    choice = Reply.json({"tool": "calc", "calls": 1}, top_logprobs=tuple(steps))
+    done, _ = answer([choice, three], calc, user="Add 345, 678 and 912")
+    assert [c.arguments["expression"] for c in done.tool_calls] == ["345 + 678 + 912"]
+    # a text with a number of its own is a need of its own
+    two = Reply.calls(("calc", {"expression": "5 + 3"}), ("calc", {"expression": "10 * 2"}))
+    steps[counted.index("1")] = {"1": -0.5, "2": -1.2}
+    choice = Reply.json({"tool": "calc", "calls": 1}, top_logprobs=tuple(steps))
+    done, _ = answer([choice, two], calc, user="What is 5 + 3 and 10 * 2?")
+    assert [c.arguments["expression"] for c in done.tool_calls] == ["5 + 3", "10 * 2"]

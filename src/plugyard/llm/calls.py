@@ -36,7 +36,7 @@ from typing import Any
 from plugyard.llm.errors import LlmError, timed_out
 from plugyard.llm.grounding import Evidence, check, stated
 from plugyard.llm.model import ChatModel
-from plugyard.llm.stated import spells_boolean
+from plugyard.llm.stated import numbers_in, spells_boolean, words_in
 from plugyard.llm.types import ChatAnswer, ChatRequest, Message, TokenLogprob, ToolCall, Usage
 
 #: The choice that means "no tool serves this, answer in text".
@@ -330,7 +330,9 @@ def _adds_stated(call: ToolCall, kept: Sequence[ToolCall], tool: Tool, said: Evi
     """Whether ``call`` asks for something the calls before it do not: another function,
     or a value the conversation states that no earlier call of its function gives that
     argument. A yes/no alone does not count: "aligned or not" is how a small model
-    fills a second call it was asked for."""
+    fills a second call it was asked for. Nor does a text whose every number and word an
+    earlier call's text of that argument has: asked for three calls of "Add 345, 678
+    and 912", it wrote the sum, then "345 - 678 - 912" and "345 * 678 * 912"."""
     earlier = [k for k in kept if k.name == call.name]
     if not earlier:
         return True
@@ -340,8 +342,22 @@ def _adds_stated(call: ToolCall, kept: Sequence[ToolCall], tool: Tool, said: Evi
         not isinstance(value, bool) and not spells_boolean(value)
         and stated(value, shapes.get(name, {}), said)
         and all(k.arguments.get(name) != value for k in earlier)
+        and _says_more(value, [k.arguments.get(name) for k in earlier])
         for name, value in call.arguments.items()
     )  # fmt: skip
+
+
+def _says_more(value: Any, earlier: Sequence[Any]) -> bool:
+    """Whether a text value has a number or a word that the earlier texts do not."""
+    if not isinstance(value, str):
+        return True
+    texts = [e for e in earlier if isinstance(e, str)]
+    said = set().union(*(_content(e) for e in texts)) if texts else set()
+    return not _content(value) <= said
+
+
+def _content(text: str) -> set[float | str]:
+    return {*numbers_in(text, readings=False), *words_in(text)}
 
 
 def _states_required(call: ToolCall, tool: Tool, said: Evidence) -> bool:
