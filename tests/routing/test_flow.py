@@ -303,6 +303,21 @@ def test_one_need_asked_twice_in_one_answer_with_an_optional_extra_is_made_once(
     assert [s.status for s in answer.steps] == ["success", "repeated"]
 
 
+def test_calls_of_one_answer_that_differ_only_in_operators_are_one_need(yard: Yard) -> None:
+    total = ("calculator", "execute", {"expression": "345 + 678 + 912"})
+    minus = ("calculator", "execute", {"expression": "345 - 678 - 912"})
+    times = ("calculator", "execute", {"expression": "345 * 678 * 912"})
+    answer, _ = ask(yard, [calls(total, minus, times)], "Add 345, 678 and 912", ("calculator",))
+    assert answer.status == "answered" and answer.text.strip() == "1935"
+    assert answer.cost["tool_calls"] == 1
+    assert [s.status for s in answer.steps] == ["success", "repeated"]
+    # other numbers are another need
+    other = ("calculator", "execute", {"expression": "10 * 2"})
+    answer, _ = ask(yard, [calls(total, other)], "Add 345, 678 and 912, and 10 times 2",
+                    ("calculator",))  # fmt: skip
+    assert answer.cost["tool_calls"] == 2
+
+
 def test_two_calls_with_the_same_output_answer_once(yard: Yard) -> None:
     words = ("calculator", "execute", {"expression": "7 squared plus 3 squared"})
     typed = ("calculator", "execute", {"expression": "7**2 + 3**2"})

@@ -68,6 +68,23 @@ def _within(smaller: Mapping[str, Any], larger: Mapping[str, Any]) -> bool:
     return all(name in larger and larger[name] == value for name, value in smaller.items())
 
 
+def _reworded(one: Mapping[str, Any], other: Mapping[str, Any], said: Evidence) -> bool:
+    """The same arguments, ``other``'s texts differing from ``one``'s only in what is
+    neither letter nor digit, and not as the request writes them: asked for "Add 345,
+    678 and 912", a small model wrote the sum, then `345 - 678 - 912` and `345 * 678 *
+    912` in the same answer ("6*7 and 6+7" asks for both)."""
+    return one.keys() == other.keys() and all(
+        value == other[name]
+        or (isinstance(value, str) and isinstance(other[name], str)
+            and _alnum(value) == _alnum(other[name]) and not said.has_text(other[name]))
+        for name, value in one.items()
+    )  # fmt: skip
+
+
+def _alnum(text: str) -> str:
+    return "".join(c for c in text if c.isalnum())
+
+
 @dataclass(slots=True)
 class Calls:
     """The calls of one request, and the evidence its arguments must come from."""
@@ -111,15 +128,20 @@ class Calls:
         identical call, or one in the same model answer to the same operation
         that only adds optional arguments to it or leaves some out, when the operation
         requires arguments ("7 squared plus 3 squared" asked as two calls, the second
-        with a ``precision``). Across answers only an identical call repeats: a later
-        answer may page on with an optional argument."""
+        with a ``precision``), or whose texts differ from it only in operators and
+        punctuation. Across answers only an identical call repeats: a later answer may
+        page on with an optional argument."""
         found = self.made.get(self._digest(candidate, arguments))
         if found is not None or not takes_values(candidate.operation):
             return found
         for earlier, given, result in self._this_answer:
             same = (earlier.plugin_id, earlier.operation.id) == (
                 candidate.plugin_id, candidate.operation.id)  # fmt: skip
-            if same and (_within(given, arguments) or _within(arguments, given)):
+            if same and (
+                _within(given, arguments)
+                or _within(arguments, given)
+                or _reworded(given, arguments, self.evidence())
+            ):
                 return result
         return None
 
