@@ -407,6 +407,7 @@ def test_a_part_of_the_request_s_sum_goes_to_the_tool_as_the_whole_sum() -> None
         ("compute (10 - 4) * (3 + 2)", "3 + 2", "(10 - 4) * (3 + 2)"),
         ("What is 2 to the power of 10?", "2 to the power", "2 to the power of 10"),
         ("How much is 19.99 plus 5.01", "19.99 plus", "19.99 plus 5.01"),
+        ("what is 12 + 3 * 4", "12+3", "12 + 3 * 4"),
         ("what's the remainder of 100 divided by 7", "100 divided by 7",
          "remainder of 100 divided by 7"),
     ):  # fmt: skip
@@ -444,6 +445,7 @@ def test_a_sum_that_is_whole_or_not_a_part_of_one_stays_as_written() -> None:
         ("What is 1000 minus 1", "1000 - 1"),
         ("calculate 17 plus 25", "17"),
         ("We met on 2024-05-01", "2024-05"),
+        ("what is 12 + 3 * 4", "2 + 3"),
     ):
         assert normalise({"expression": value}, TEXT, [said])["expression"] == value
 

@@ -376,7 +376,7 @@ _SUM_EDGE = re.compile(rf"^(?:(?:{_JOINING})\b\s*)+|(?:\s*\b(?:{_JOINING}))+$", 
 #: What makes a text a sum rather than a number: an operator, a bracket, a percent sign
 #: or a word that does arithmetic.
 _OPERATOR = re.compile(
-    r"\s[-+*/^×÷]\s|[()%!]|\b(plus|minus|times|divided|multiplied|of|squared|cubed"
+    r"\s[-+*/^×÷]\s|\d[+*/^×÷]\d|[()%!]|\b(plus|minus|times|divided|multiplied|of|squared|cubed"
     r"|factorial|power|mod|modulo|square|cube|root|sqrt|remainder|quotient)\b",
     re.IGNORECASE,
 )
@@ -399,20 +399,35 @@ def _as_whole_sum(value: str, said: str, takes_sum: bool) -> str:
     widened, so a number stays a number."""
     if _DATE_LIKE.search(value) or not (takes_sum or _OPERATOR.search(f" {value} ")):
         return value
-    bare = re.sub(r"\s+", "", value).lower()
+    part = _sum_tokens(value)
+    if part is None:
+        return value
     wholes = set()
     for found in _SUM.finditer(said):
         whole = _SUM_EDGE.sub("", found.group()).strip()
-        written = re.sub(r"\s+", "", whole).lower()
+        tokens = _sum_tokens(whole) or []
         if (
-            bare
-            and bare in written
-            and bare != written
+            len(part) < len(tokens)
+            and _inside(part, tokens)
             and _OPERATOR.search(f" {whole} ")
             and not _DATE_LIKE.search(whole)
         ):
             wholes.add(whole)
     return wholes.pop() if len(wholes) == 1 else value
+
+
+_SUM_TOKEN = re.compile(_SUM_PART, re.IGNORECASE)
+
+
+def _sum_tokens(text: str) -> list[str] | None:
+    """The numbers, operators and words of a text written only with them, else ``None``."""
+    tokens = [t.lower() for t in _SUM_TOKEN.findall(text)]
+    return tokens if tokens and "".join(tokens) == re.sub(r"\s+", "", text).lower() else None
+
+
+def _inside(part: list[str], whole: list[str]) -> bool:
+    """``part`` is a run of ``whole``'s tokens: "2 + 3" is not inside "12 + 3"."""
+    return any(whole[i : i + len(part)] == part for i in range(len(whole) - len(part) + 1))
 
 
 #: A text the request quotes for a tool to work on; straight single quotes are left
