@@ -60,6 +60,7 @@ from typing import Any
 
 from plugyard.llm.stated import (
     ISO_LETTERS,
+    letters_of,
     names_in,
     numbers_in,
     percents_in,
@@ -361,25 +362,22 @@ def _normal(value: Any, schema: Mapping[str, Any], said: str) -> Any:
     return quoted if quoted != value else _as_whole_sum(value, said, _takes_sum(schema))
 
 
-#: What a sum is written with: numbers, operators, brackets and the words that join
-#: them ("17.5% of 240", "(3 + 4) * 12 / 7", "2 to the power of 10", "10 factorial",
-#: "the remainder of 100 divided by 7").
+#: Words that do arithmetic ("of" as in "17.5% of 240").
+_ARITHMETIC = (r"plus|minus|times|multiplied|divided|of|squared|cubed|factorial|power|mod"
+               r"|modulo|square|cube|root|sqrt|remainder|quotient")  # fmt: skip
+#: Words that stand between a sum's numbers, so neither begin nor end one.
+_JOINING = r"by|over|of|to|the|power|mod|modulo|plus|minus|times|multiplied|divided"
+#: What a sum is written with: numbers, operators, brackets and those words ("17.5% of
+#: 240", "(3 + 4) * 12 / 7", "2 to the power of 10", "the remainder of 100 divided by 7").
 _SUM_PART = (
-    r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?|[-+*/^×÷%()!]|\b(?:plus|minus|times"
-    r"|multiplied|divided|by|over|of|percent|squared|cubed|factorial|to|the|power|mod"
-    r"|modulo|square|cube|root|sqrt|remainder|quotient)\b"
+    r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?|[-+*/^×÷%()!]"
+    rf"|\b(?:{_ARITHMETIC}|{_JOINING}|percent)\b"
 )
 _SUM = re.compile(rf"(?:{_SUM_PART})(?:\s*(?:{_SUM_PART}))*", re.IGNORECASE)
-#: Words that join a sum's parts, which neither begin nor end one.
-_JOINING = r"by|over|of|to|the|power|mod|modulo|plus|minus|times|multiplied|divided"
 _SUM_EDGE = re.compile(rf"^(?:(?:{_JOINING})\b\s*)+|(?:\s*\b(?:{_JOINING}))+$", re.IGNORECASE)
 #: What makes a text a sum rather than a number: an operator, a bracket, a percent sign
 #: or a word that does arithmetic.
-_OPERATOR = re.compile(
-    r"\s[-+*/^×÷]\s|\d[+*/^×÷]\d|[()%!]|\b(plus|minus|times|divided|multiplied|of|squared|cubed"
-    r"|factorial|power|mod|modulo|square|cube|root|sqrt|remainder|quotient)\b",
-    re.IGNORECASE,
-)
+_OPERATOR = re.compile(rf"\s[-+*/^×÷]\s|\d[+*/^×÷]\d|[()%!]|\b({_ARITHMETIC})\b", re.IGNORECASE)
 _DATE_LIKE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d+-\d+-\d+")
 _SUM_TAKER = re.compile(r"\b(expression|formula|arithmetic|equation|calculation)s?\b", re.I)
 
@@ -438,18 +436,14 @@ _QUOTE = re.compile(r'"([^"]+)"|“([^”]+)”|‘([^’]+)’|`([^`]+)`')
 def _as_quoted(value: str, said: str) -> str:
     """The one quoted text of ``said`` that ``value`` retypes: the same letters and
     digits in the same order and case, with other punctuation or spacing."""
-    letters = _letters(value)
+    letters = letters_of(value)
     if not letters:
         return value
     quoted = {q for m in _QUOTE.finditer(said) for q in m.groups() if q}
     if value in quoted:
         return value
-    found = [q for q in quoted if _letters(q) == letters]
+    found = [q for q in quoted if letters_of(q) == letters]
     return found[0] if len(found) == 1 else value
-
-
-def _letters(text: str) -> str:
-    return "".join(c for c in text if c.isalnum())
 
 
 def _enum_member(value: str, members: Sequence[str]) -> str:

@@ -72,6 +72,12 @@ def words_in(text: str) -> list[str]:
     return [fold(w) for w in _WORD.findall(text)]
 
 
+def letters_of(text: str) -> str:
+    """The letters and digits of ``text`` in order, all else dropped: what two writings of
+    one text ("orders[0" and "orders[0]", "345 + 678" and "345 - 678") share."""
+    return "".join(c for c in text if c.isalnum())
+
+
 def names_in(text: str) -> list[str]:
     """The words ``text`` writes with a capital ("California"), folded: what a code in
     capitals ("CA") may stand for."""

@@ -29,6 +29,7 @@ from plugyard.governance.approvals import receipt_hash
 from plugyard.governance.core import Governance
 from plugyard.governance.digest import request_digest
 from plugyard.llm.grounding import Evidence, Ungrounded, check, described_text, normalise
+from plugyard.llm.stated import letters_of
 from plugyard.routing.choice import Candidate
 from plugyard.routing.retrieve import takes_values
 from plugyard.runtimes.base import CallContext
@@ -76,13 +77,9 @@ def _reworded(one: Mapping[str, Any], other: Mapping[str, Any], said: Evidence) 
     return one.keys() == other.keys() and all(
         value == other[name]
         or (isinstance(value, str) and isinstance(other[name], str)
-            and _alnum(value) == _alnum(other[name]) and not said.has_text(other[name]))
+            and letters_of(value) == letters_of(other[name]) and not said.has_text(other[name]))
         for name, value in one.items()
     )  # fmt: skip
-
-
-def _alnum(text: str) -> str:
-    return "".join(c for c in text if c.isalnum())
 
 
 @dataclass(slots=True)
