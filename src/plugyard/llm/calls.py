@@ -351,8 +351,7 @@ def _says_more(value: Any, earlier: Sequence[Any]) -> bool:
     """Whether a text value has a number or a word that the earlier texts do not."""
     if not isinstance(value, str):
         return True
-    texts = [e for e in earlier if isinstance(e, str)]
-    said = set().union(*(_content(e) for e in texts)) if texts else set()
+    said = set().union(*(_content(e) for e in earlier if isinstance(e, str)))
     return not _content(value) <= said
 
 

@@ -131,13 +131,16 @@ class Calls:
         found = self.made.get(self._digest(candidate, arguments))
         if found is not None or not takes_values(candidate.operation):
             return found
+        if not self._this_answer:
+            return None
+        said = self.evidence()  # once: each earlier call is weighed against it
         for earlier, given, result in self._this_answer:
             same = (earlier.plugin_id, earlier.operation.id) == (
                 candidate.plugin_id, candidate.operation.id)  # fmt: skip
             if same and (
                 _within(given, arguments)
                 or _within(arguments, given)
-                or _reworded(given, arguments, self.evidence())
+                or _reworded(given, arguments, said)
             ):
                 return result
         return None
