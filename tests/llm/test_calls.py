@@ -21,7 +21,17 @@ from plugyard.llm import (
     OpenAIChatModel,
     RetryPolicy,
 )
-from plugyard.llm.calls import Tool, _said, calls_schema, grammar_schema, parse_calls, respond, tidy
+from plugyard.llm.calls import (
+    CALL_TOKENS,
+    PARAMETER_TOKENS,
+    Tool,
+    _said,
+    calls_schema,
+    grammar_schema,
+    parse_calls,
+    respond,
+    tidy,
+)
 from plugyard.llm.testing import FakeModelServer, Reply
 
 FAST = RetryPolicy(attempts=1, base_s=0.001, cap_s=0.002)
@@ -151,6 +161,37 @@ def test_a_schema_the_server_cannot_compile_is_asked_again_unconstrained() -> No
     assert [c.name for c in done.tool_calls] == ["get_weather"]
     loose = schema_of(requests[2])["prefixItems"][0]["properties"]["arguments"]
     assert loose == {"type": "object"}
+
+
+def test_a_call_may_take_no_more_tokens_than_the_conversation_could_fill() -> None:
+    written = Reply.calls(("convert", {"value": 5, "unit": "km"}))
+    _, requests = answer([Reply.choice("convert"), written], CONVERT, user="5 km in mi")
+    # one call: its layout, its name, a name per parameter, a token per stated character
+    expected = CALL_TOKENS + len("convert") + 2 * PARAMETER_TOKENS + len("5 km in mi")
+    assert requests[1]["max_tokens"] == expected
+
+
+@pytest.mark.parametrize(("written", "kept"), [
+    ('[{"name": "convert", "arguments": {"value": 5, "unit": "km", "note": "I am wri',
+     {"value": 5, "unit": "km"}),
+    ('[{"name": "convert", "arguments": {"value": 5, "unit": "k', {"value": 5}),
+    ('[{"name": "convert", "arguments": {"value": 12', {}),
+    ('[{"name": "convert", "arguments": {"val', {}),
+    ('{"name": "convert", "arguments": {"value": 5, "unit": "k', {"value": 5}),
+    ("Sure, here is", {}),
+], ids=["a text cut", "a unit cut", "a number cut", "a name cut", "no list",
+        "no JSON"])  # fmt: skip
+def test_a_call_cut_off_at_its_budget_keeps_only_its_whole_values(
+    written: str, kept: dict[str, Any]
+) -> None:
+    cut = Reply(content=written, finish_reason="length")
+    if not written.startswith(("[", "{")):  # nothing whole to read: no call
+        with pytest.raises(LlmError) as raised:
+            answer([Reply.choice("convert"), cut], CONVERT, user="convert 5 km")
+        assert raised.value.code == "llm_invalid_answer"
+        return
+    done, _ = answer([Reply.choice("convert"), cut], CONVERT, user="convert 5 km")
+    assert [(c.name, dict(c.arguments)) for c in done.tool_calls] == [("convert", kept)]
 
 
 def test_a_call_to_a_tool_not_offered_is_not_a_call() -> None:

@@ -33,6 +33,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from partial_json_parser import Allow
+from partial_json_parser import loads as partial_loads
+
 from plugyard.llm.errors import LlmError, timed_out
 from plugyard.llm.grounding import Evidence, check, stated
 from plugyard.llm.model import ChatModel
@@ -69,6 +72,15 @@ COUNT_MARGIN = 1.0
 #: tuning halves it took the model's 20 and 13 of 25 right choices to 23 and 23
 #: (bench/labs/BFCL_LAB.md, "Which of the client's functions").
 FAVOURED_MARGIN = 2.0
+
+#: A call's tokens beyond the values it copies: its punctuation and layout, and per
+#: parameter a name (the tool's name counts a token per character). Its values come
+#: from the conversation, so a call may write at most this plus one token for each
+#: character the conversation holds; a small model that invents a text instead (a cover
+#: letter into ``text-stats``) is cut off there rather than at the request's
+#: ``max_tokens`` (bench/labs/ASK_LAB.md, "Where an ask's time goes").
+CALL_TOKENS = 24
+PARAMETER_TOKENS = 8
 
 #: A choice's count of calls, its first digit.
 _CALLS_VALUE = re.compile(r'"calls"\s*:\s*(\d)')
@@ -195,6 +207,7 @@ async def respond(
         (*prompt, Message("system", instruction)),
         schema=calls_schema(order, count, planned=len(planned)),
         deadline=deadline,
+        max_tokens=_call_budget(request.messages, order, count),
     )
     try:
         answer = await model.chat(call)
@@ -206,6 +219,8 @@ async def respond(
         loose = calls_schema(order, count, loose=True, planned=len(planned))
         answer = await model.chat(replace(call, json_schema=loose))
     answers.append(answer)
+    if answer.finish_reason == "length" and not answer.tool_calls:
+        answer = replace(answer, json=_whole_part(answer.text))
     calls = answer.tool_calls or _calls_of(answer, names)
     if not calls:
         raise LlmError(
@@ -636,6 +651,39 @@ def _calls_of(answer: ChatAnswer, names: Sequence[str]) -> tuple[ToolCall, ...]:
     if value is None:
         return parse_calls(answer.text, names)
     return tuple(_read_calls(value, names))
+
+
+def _call_budget(messages: Sequence[Message], tools: Sequence[Tool], count: int) -> int:
+    """The most tokens ``count`` calls can take when every value is the conversation's."""
+    stated = sum(len(m.content) for m in messages)
+    widest = max(
+        (len(t.name) + PARAMETER_TOKENS * len(t.parameters.get("properties") or {})
+         for t in tools),
+        default=0,
+    )  # fmt: skip
+    return count * (CALL_TOKENS + widest) + stated
+
+
+def _whole_part(text: str) -> Any:
+    """An answer cut off at its budget, read as far as it is whole: the member being
+    written when it was cut is left out (a value cut short must not be called as if it
+    were the whole), so a required one is missing and grounding says so."""
+    try:
+        value = partial_loads(text, Allow.ALL)
+    except Exception:  # the library raises its own and json's errors on garbage
+        return None
+    calls = value if isinstance(value, list) else [value]
+    if not calls or not isinstance(calls[-1], Mapping):
+        return value
+    last = dict(calls[-1])
+    last["arguments"] = _without_last(last.get("arguments"))
+    return [*calls[:-1], last]
+
+
+def _without_last(value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        return {}
+    return dict(list(value.items())[:-1])
 
 
 def parse_calls(text: str, names: Sequence[str]) -> tuple[ToolCall, ...]:
