@@ -26,6 +26,7 @@ from plugyard.llm.calls import (
     PARAMETER_TOKENS,
     Tool,
     _said,
+    _whole_part,
     calls_schema,
     grammar_schema,
     parse_calls,
@@ -192,6 +193,25 @@ def test_a_call_cut_off_at_its_budget_keeps_only_its_whole_values(
         return
     done, _ = answer([Reply.choice("convert"), cut], CONVERT, user="convert 5 km")
     assert [(c.name, dict(c.arguments)) for c in done.tool_calls] == [("convert", kept)]
+
+
+_VALUES = st.one_of(st.integers(), st.booleans(), st.text(max_size=12),
+                   st.lists(st.integers(), max_size=3))  # fmt: skip
+
+
+@given(arguments=st.dictionaries(st.sampled_from(["city", "days", "unit", "note"]), _VALUES),
+       cut=st.integers(min_value=0))  # fmt: skip
+def test_a_cut_call_keeps_only_values_it_wrote_whole(arguments: dict[str, Any], cut: int) -> None:
+    written = json.dumps([{"name": "get_weather", "arguments": arguments}], ensure_ascii=False)
+    read = _whole_part(written[: cut % (len(written) + 1)])
+    if isinstance(read, list) and read and isinstance(read[-1], dict):
+        kept = read[-1]["arguments"]
+        assert all(arguments[name] == value for name, value in kept.items())
+
+
+@given(st.text(max_size=200))
+def test_any_cut_text_is_read_without_raising(text: str) -> None:
+    _whole_part(text)
 
 
 def test_a_call_to_a_tool_not_offered_is_not_a_call() -> None:

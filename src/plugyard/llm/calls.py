@@ -656,12 +656,13 @@ def _calls_of(answer: ChatAnswer, names: Sequence[str]) -> tuple[ToolCall, ...]:
 def _call_budget(messages: Sequence[Message], tools: Sequence[Tool], count: int) -> int:
     """The most tokens ``count`` calls can take when every value is the conversation's."""
     stated = sum(len(m.content) for m in messages)
-    widest = max(
-        (len(t.name) + PARAMETER_TOKENS * len(t.parameters.get("properties") or {})
-         for t in tools),
-        default=0,
-    )  # fmt: skip
+    widest = max((len(t.name) + PARAMETER_TOKENS * _width(t) for t in tools), default=0)
     return count * (CALL_TOKENS + widest) + stated
+
+
+def _width(tool: Tool) -> int:
+    properties = tool.parameters.get("properties")
+    return len(properties) if isinstance(properties, Mapping) else 0
 
 
 def _whole_part(text: str) -> Any:
@@ -670,7 +671,7 @@ def _whole_part(text: str) -> Any:
     were the whole), so a required one is missing and grounding says so."""
     try:
         value = partial_loads(text, Allow.ALL)
-    except Exception:  # the library raises its own and json's errors on garbage
+    except (ValueError, IndexError, RecursionError):  # garbage, not a cut call
         return None
     calls = value if isinstance(value, list) else [value]
     if not calls or not isinstance(calls[-1], Mapping):
