@@ -275,19 +275,18 @@ def test_arguments_copied_from_the_description_are_never_called(yard: Yard) -> N
 def test_a_call_cut_off_at_its_budget_is_never_made_with_a_value_cut_short(
     yard: Yard,
 ) -> None:
-    convert = tool_name("unit-convert", "convert")
-    # A small model writes a long invented value until its budget ends; the unit it was
-    # writing is cut short ("miles, or rather…" would have been read as "mi").
-    written = (
-        f'[{{"name": "{convert}", "arguments": {{"value": 5, "from_unit": "km", "to_unit": "mi is'
-    )
+    stats = tool_name("text-stats", "execute")
+    # Cut inside the text: "the quick brown" is stated too, so only leaving the member
+    # out keeps the tool from counting the words of a part of the text.
+    written = f'[{{"name": "{stats}", "arguments": {{"text": "the quick brown'
     cut = Reply(content=written, finish_reason="length")
-    answer, fake = ask(yard, [Reply.choice(convert), cut, Reply.choice("none")],
-                       "convert 5 km to miles", ("unit-convert",))  # fmt: skip
+    answer, fake = ask(yard, [Reply.choice(stats), cut, Reply.choice("none")],
+                       'How many words are in "the quick brown fox jumps"?',
+                       ("text-stats",))  # fmt: skip
     assert answer.status == "none" and answer.cost["tool_calls"] == 0
-    assert fake.requests[1]["max_tokens"] < 256  # not the request's 512
+    assert fake.requests[1]["max_tokens"] < 512  # the request's own cap
     tool = last_tool_message(fake.requests[2])
-    assert "argument_ungrounded" in tool and "to_unit" in tool
+    assert "argument_ungrounded" in tool and "text" in tool
     assert [s.status for s in answer.steps] == ["needs_input", "none"]
 
 

@@ -76,9 +76,9 @@ FAVOURED_MARGIN = 2.0
 #: A call's tokens beyond the values it copies: its punctuation and layout, and per
 #: parameter a name (the tool's name counts a token per character). Its values come
 #: from the conversation, so a call may write at most this plus one token for each
-#: character the conversation holds; a small model that invents a text instead (a cover
-#: letter into ``text-stats``) is cut off there rather than at the request's
-#: ``max_tokens`` (bench/labs/ASK_LAB.md, "Where an ask's time goes").
+#: character the conversation holds; a small model that invents a text instead (a story
+#: into ``text-stats``) is cut off there rather than at the request's ``max_tokens``
+#: (bench/labs/ASK_LAB.md, "Where an ask's time goes").
 CALL_TOKENS = 24
 PARAMETER_TOKENS = 8
 
