@@ -53,6 +53,23 @@ def test_a_schema_constrained_answer_with_its_cost(model: EmbeddedChatModel) -> 
     assert answer.model == SMOLLM2_135M.name
 
 
+def test_an_answer_begun_by_the_request_is_continued_under_its_schema(
+    model: EmbeddedChatModel,
+) -> None:
+    schema = {"type": "array", "minItems": 1, "maxItems": 1, "items": {
+        "type": "object", "required": ["name", "arguments"], "additionalProperties": False,
+        "properties": {"name": {"const": "weather"}, "arguments": {
+            "type": "object", "properties": {"city": {"type": "string"}},
+            "required": ["city"], "additionalProperties": False}}}}  # fmt: skip
+    begun = '[{"name": "weather", "arguments": '
+    request = ChatRequest.of(("user", "Weather in Oslo?"), json_schema=schema, max_tokens=48,
+                             prefix=begun)  # fmt: skip
+    answer = asyncio.run(model.chat(request))
+    # The grammar read the beginning first, so what was generated completes it.
+    assert answer.text.startswith(begun) and answer.json[0]["name"] == "weather"
+    assert set(answer.json[0]["arguments"]) == {"city"}
+
+
 def test_streaming_stops_at_max_tokens(model: EmbeddedChatModel) -> None:
     async def pieces() -> list[Delta]:
         return [d async for d in model.stream(ChatRequest.of(("user", "Hi"), max_tokens=4))]

@@ -163,3 +163,18 @@ def test_no_alternatives_unless_asked_and_malformed_ones_read_as_none() -> None:
 def test_top_logprobs_are_bounded() -> None:
     with pytest.raises(ValueError, match="top_logprobs"):
         ChatRequest.of(("user", "hi"), top_logprobs=21)
+
+
+@pytest.mark.parametrize("sent", ['[{"a": 1}]', "1}]"], ids=["whole text", "continuation"])
+def test_an_answer_begun_by_the_request_comes_back_whole(sent: str) -> None:
+    schema = {"type": "array", "items": {"type": "object"}}
+    request = ChatRequest.of(("user", "go"), json_schema=schema, prefix='[{"a": ')
+    body = request_body(request, "m")
+    assert body["messages"][-1] == {"role": "assistant", "content": '[{"a": '}
+    answer = answer_from(_completion(sent), request, model="m", duration_ms=1.0)
+    assert (answer.text, answer.json) == ('[{"a": 1}]', [{"a": 1}])
+
+
+def test_no_answer_is_begun_unless_asked() -> None:
+    body = request_body(ChatRequest.of(("user", "go")), "m")
+    assert [m["role"] for m in body["messages"]] == ["user"]

@@ -38,7 +38,7 @@ from partial_json_parser import loads as partial_loads
 
 from plugyard.llm.errors import LlmError, timed_out
 from plugyard.llm.grounding import Evidence, check, stated
-from plugyard.llm.model import ChatModel
+from plugyard.llm.model import ChatModel, continues
 from plugyard.llm.stated import numbers_in, spells_boolean, words_in
 from plugyard.llm.types import ChatAnswer, ChatRequest, Message, TokenLogprob, ToolCall, Usage
 
@@ -202,12 +202,17 @@ async def respond(
     instruction += "".join(
         _parameters_text(t, named=len(planned) > 1) for t in order[: len(planned)]
     )
-    call = _step(
-        request,
-        (*prompt, Message("system", instruction)),
-        schema=calls_schema(order, count, planned=len(planned)),
-        deadline=deadline,
-        max_tokens=_call_budget(request.messages, order, count),
+    call = replace(
+        _step(
+            request,
+            (*prompt, Message("system", instruction)),
+            schema=calls_schema(order, count, planned=len(planned)),
+            deadline=deadline,
+            max_tokens=_call_budget(request.messages, order, count),
+        ),
+        # A backend that continues an answer gets the frame written for it: a unit
+        # conversion's call then takes about 24 generated tokens instead of 43.
+        prefix=_frame(planned[0]) if continues(model) else "",
     )
     try:
         answer = await model.chat(call)
@@ -268,6 +273,15 @@ def _step(
         deadline_s=left,
         lenient=schema is not request.json_schema,
     )
+
+
+def _frame(name: str) -> str:
+    """The call list up to its first call's arguments, which the schema fixes anyway,
+    laid out as the embedded default most often writes it. It stops before the space
+    the model writes next: ending on it would make the model begin its arguments at a
+    token boundary it does not make itself, and a 0.5B model then wrote other values
+    (``avoid_tolls`` flipped on BFCL)."""
+    return '[\n  {"name": ' + json.dumps(name) + ', "arguments":'
 
 
 def _none_choice(names: Sequence[str]) -> str:

@@ -77,6 +77,9 @@ def _server(key: _Key) -> Any:
 class EmbeddedChatModel:
     """A :class:`~plugyard.llm.model.ChatModel` on a pinned local GGUF file."""
 
+    #: llama.cpp continues a request's trailing assistant message under its grammar.
+    continues = True
+
     def __init__(
         self,
         model: PinnedModel = DEFAULT,

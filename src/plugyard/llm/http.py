@@ -48,6 +48,7 @@ class OpenAIChatModel:
         api_key: str | None = None,
         socket_factory: SocketFactory | None = None,
         retry: RetryPolicy | None = None,
+        continues: bool = False,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise ValueError(f"the model server URL must be http(s), not {base_url!r}")
@@ -56,6 +57,9 @@ class OpenAIChatModel:
         self._api_key = api_key
         self._socket_factory = socket_factory
         self.retry = retry or RetryPolicy()
+        #: The server continues an answer begun by the request (llama.cpp's does); off by
+        #: default, since OpenAI's API starts a new message instead.
+        self.continues = continues
 
     @property
     def identity(self) -> str:

@@ -26,6 +26,14 @@ class ChatModel(Protocol):
     def stream(self, request: ChatRequest) -> AsyncIterator[Delta]: ...
 
 
+def continues(model: ChatModel) -> bool:
+    """Whether ``model`` continues an answer whose beginning the request writes
+    (:attr:`~plugyard.llm.types.ChatRequest.prefix`) rather than starting its own. A
+    backend says so with ``continues = True``: llama.cpp's server does, OpenAI's API
+    answers a trailing assistant message with a new message of its own."""
+    return getattr(model, "continues", False) is True
+
+
 def model_name(model: ChatModel) -> str:
     """The name a model answers to (``/v1/models``): the backend's ``name`` where it has
     one (the server's model id, the pinned file's name), else its identity."""

@@ -45,7 +45,10 @@ class ChatRequest:
     flow score choices with one short answer instead of reading a long one.
     ``deadline_s`` bounds the whole call, retries included. ``lenient`` keeps an answer
     that is not JSON on the schema (its ``json`` is then ``None``) for a caller that
-    reads the text itself (llm/calls.py) instead of refusing it.
+    reads the text itself (llm/calls.py) instead of refusing it. ``prefix`` is the
+    answer's beginning, already written: a backend that continues an answer
+    (:func:`plugyard.llm.model.continues`) generates only what follows it, and the
+    answer's ``text`` holds both; send it to no other backend.
     """
 
     messages: tuple[Message, ...]
@@ -57,6 +60,7 @@ class ChatRequest:
     deadline_s: float = DEFAULT_DEADLINE_S
     top_logprobs: int = 0
     lenient: bool = False
+    prefix: str = ""
 
     def __post_init__(self) -> None:
         if not self.messages:

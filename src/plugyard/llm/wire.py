@@ -31,7 +31,8 @@ from plugyard.telemetry import record_tokens
 def request_body(request: ChatRequest, model: str, *, stream: bool = False) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": model,
-        "messages": [message_body(m) for m in request.messages],
+        "messages": [message_body(m) for m in request.messages]
+        + ([{"role": "assistant", "content": request.prefix}] if request.prefix else []),
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
     }
@@ -107,6 +108,10 @@ def answer_from(
     text = message.get("content") or ""
     if not isinstance(text, str):
         raise invalid_answer("the answer's content is not text")
+    if request.prefix and not text.startswith(request.prefix):
+        # llama.cpp's server answers with the whole text, a continued one included;
+        # a server that sends only the continuation gets the beginning put back.
+        text = request.prefix + text
     finish = str(choices[0].get("finish_reason") or "stop")
     reported = usage_of(payload)
     answer = ChatAnswer(
