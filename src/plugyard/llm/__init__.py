@@ -7,7 +7,7 @@ ask it for a constrained answer and turn that answer into an executor call.
 from plugyard.llm.choose import llm_from_spec
 from plugyard.llm.errors import LlmError
 from plugyard.llm.http import OpenAIChatModel, SocketFactory
-from plugyard.llm.model import ChatModel, model_name
+from plugyard.llm.model import ChatModel, continues, model_name
 from plugyard.llm.retry import RetryPolicy
 from plugyard.llm.types import (
     ChatAnswer,
@@ -32,6 +32,7 @@ __all__ = [
     "TokenLogprob",
     "ToolCall",
     "Usage",
+    "continues",
     "llm_from_spec",
     "model_name",
 ]
