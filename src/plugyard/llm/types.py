@@ -48,7 +48,8 @@ class ChatRequest:
     reads the text itself (llm/calls.py) instead of refusing it. ``prefix`` is the
     answer's beginning, already written: a backend that continues an answer
     (:func:`plugyard.llm.model.continues`) generates only what follows it, and the
-    answer's ``text`` holds both; send it to no other backend.
+    answer's ``text`` holds both (a stream carries only what the server sends); send it
+    to no other backend.
     """
 
     messages: tuple[Message, ...]
