@@ -46,7 +46,7 @@ from plugyard.llm.types import ChatAnswer, ChatRequest, Message, TokenLogprob, T
 NONE = "none"
 #: At most this many calls from one answer.
 MAX_CALLS = 8
-#: A choice is a few tokens; a call is bounded by the request's own ``max_tokens``.
+#: A choice is a few tokens; a call is bounded by :func:`_call_budget` (below).
 CHOOSE_TOKENS = 32
 #: Alternatives read at the choice's first token, where the tool's name begins.
 CHOICE_LOGPROBS = 20
