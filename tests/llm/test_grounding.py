@@ -455,3 +455,32 @@ def test_a_sum_that_is_whole_or_not_a_part_of_one_stays_as_written() -> None:
 def test_a_sum_is_only_ever_widened_to_a_text_of_the_request(value: str, said: str) -> None:
     out = normalise({"expression": value}, TEXT, [said])["expression"]
     assert out == value or out in said
+
+
+def test_a_text_written_around_a_few_of_the_requests_words_is_not_the_users() -> None:
+    text = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+    said = evidence("Write a cover letter for a marketing job")
+    written = "Hello, world! This is a test cover letter for a marketing job."
+    assert [u.pointer for u in check({"text": written}, text, said)] == ["/text"]
+    assert check({"text": "a cover letter for a marketing job"}, text, said) == ()
+
+
+def test_a_query_put_together_from_the_requests_words_is_grounded() -> None:
+    query = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+    said = evidence("What will tomorrow's weather be like in New York City?")
+    assert check({"query": "weather forecast New York City tomorrow"}, query, said) == ()
+    assert [u.pointer for u in check({"query": "sunny beaches near Miami for the weekend"},
+                                     query, said)] == ["/query"]  # fmt: skip
+
+
+def test_a_commands_flags_and_a_querys_keys_are_its_syntax_not_invented_words() -> None:
+    command = {"type": "object", "properties": {"command": {"type": "string"}},
+               "required": ["command"]}  # fmt: skip
+    said = evidence("remove the timer.exe that i set earlier using the taskkill command")
+    assert check({"command": "taskkill /F /IM timer.exe"}, command, said) == ()
+    query = {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}
+    said = evidence("I'd like to listen to the song 'Dil Nu' by Maninder Buttar on Spotify.")
+    assert check({"query": "track:Dil Nu artist:Maninder Buttar"}, query, said) == ()
+    assert [u.pointer for u in check({"query": "track:Hello artist:Adele"}, query, said)] == [
+        "/query"
+    ]

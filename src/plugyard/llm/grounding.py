@@ -20,7 +20,11 @@ What a value needs:
   plurals, spellings and -ing/-ed endings folded ("metres" = "meter"), and unit symbols
   matched to their names ("F" = "fahrenheit", "mi" = "miles", "lb" = "pounds"); a
   one-word value may be a unit's abbreviation ("km" of "kilometres") or, written in
-  capitals, a name's ("CA" of "California"). Longer prose needs half of its words.
+  capitals, a name's ("CA" of "California"). Longer prose needs three of every four of
+  its words: a text the model wrote around a few of the request's words ("Hello, world!
+  This is a test cover letter for a marketing job." for "Write a cover letter for a
+  marketing job") is its own, not the user's. A command's flags ("/F") and a query's keys
+  ("artist:") are syntax, not words of the value.
 - A list or an object: each of its items.
 
 A required argument may also be the schema's default, const or enum member, or the
@@ -70,6 +74,11 @@ from plugyard.llm.stated import (
 )
 
 _CODE = re.compile(r"[(){}\[\]=<>*+^|;\\$]|\b(select|from|where)\b", re.IGNORECASE)
+#: The words of a value's syntax rather than its content: a command's flags ("/F",
+#: "-v", "--force") and a query's keys ("track:", "artist:" of "track:Dil Nu
+#: artist:Maninder Buttar"). The tool's format asks for them, the request never states
+#: them, and they are no invention.
+_SYNTAX = re.compile(r"(?:(?<=\s)|^)(?:--?|/)[A-Za-z]{1,12}\b(?![/\w])|\b[A-Za-z_]\w*:(?!//)(?=\S)")
 #: Unit symbols and the names people write (folded as :func:`fold` folds words).
 _SYNONYMS: Mapping[str, frozenset[str]] = {
     key: frozenset(values)
@@ -564,7 +573,7 @@ def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:
         return f"{_show(missing[0])} in {value!r} does not appear in the request"
     if _CODE.search(value):
         return None  # an expression or a query: its numbers are what a model can invent
-    words = [w for w in words_in(ISO_LETTERS.sub(" ", value)) if w not in _PLAIN]
+    words = [w for w in words_in(_SYNTAX.sub(" ", ISO_LETTERS.sub(" ", value))) if w not in _PLAIN]
     if not words:
         if plain or numbers:
             return None
@@ -575,9 +584,10 @@ def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:
     grounded = sum(1 for w in words if evidence.has_word(w, abbreviated=single, code=code))
     if len(words) <= 4:
         return None if grounded else f"{value!r} does not appear in the request"
-    if grounded * 2 >= len(words):
+    if grounded * 4 >= len(words) * 3:
         return None
-    return f"most of {_cut(value)!r} does not appear in the request"
+    new = len(words) - grounded
+    return f"{new} of the {len(words)} words of {_cut(value)!r} do not appear in the request"
 
 
 def _declared(value: Any, schema: Mapping[str, Any], *, members: bool) -> bool:
