@@ -484,3 +484,33 @@ def test_a_commands_flags_and_a_querys_keys_are_its_syntax_not_invented_words() 
     assert [u.pointer for u in check({"query": "track:Hello artist:Adele"}, query, said)] == [
         "/query"
     ]
+
+
+def test_codes_and_adjectives_name_what_the_request_names() -> None:
+    text = {"type": "string"}
+    pair = {"type": "object", "properties": {"base": text, "target": text},
+            "required": ["base", "target"]}  # fmt: skip
+    said = evidence("How many Japanese yen is 50 British pounds?")
+    assert check({"base": "GBP", "target": "JPY"}, pair, said) == ()
+    assert [u.pointer for u in check({"base": "GBP", "target": "CHF"}, pair, said)] == ["/target"]
+    place = {"type": "object", "properties": {"country": {"type": "string"}},
+             "required": ["country"]}  # fmt: skip
+    assert check({"country": "Germany"}, place, evidence("key events in German history")) == ()
+    assert check({"country": "France"}, place, evidence("key events in German history")) != ()
+
+
+def test_initials_ground_a_code_and_a_code_grounds_its_name() -> None:
+    place = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+    assert check({"city": "SD"}, place, evidence("a villa for sale in San Diego")) == ()
+    assert check({"city": "Los Angeles"}, place, evidence("How's the weather in LA?")) == ()
+    assert check({"city": "Las Vegas"}, place, evidence("How's the weather in LA?")) != ()
+    assert check({"city": "SF"}, place, evidence("movie releases near LA next week")) != ()
+
+
+def test_a_date_the_request_names_from_today_is_grounded() -> None:
+    when = {"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]}
+    said = evidence("What's the weather in Paris tomorrow?")  # today is 2026-03-14
+    assert check({"date": "2026-03-15"}, when, said) == ()
+    assert [u.pointer for u in check({"date": "2026-03-19"}, when, said)] == ["/date"]
+    stay = evidence("Book the Plaza for 3 nights starting from 1st June 2022")
+    assert check({"date": "2022-06-04"}, when, stay) == ()

@@ -8,7 +8,16 @@ import datetime as dt
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plugyard.llm.stated import fold, numbers_in, percents_in, spelled_numbers, stem
+from plugyard.llm.stated import (
+    dates_meant,
+    fold,
+    initials_in,
+    initials_of,
+    numbers_in,
+    percents_in,
+    spelled_numbers,
+    stem,
+)
 
 _ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
          "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
@@ -103,3 +112,68 @@ def test_a_month_named_states_its_number() -> None:
     assert {4.0, 22.0, 2023.0} <= numbers_in("Sacramento on April 22nd 2023")
     assert 9.0 in numbers_in("due in Sept")
     assert 21.0 in numbers_in("at 9 in the evening") and 21.0 not in numbers_in("at 9 today")
+
+
+@given(st.floats(min_value=1e-15, max_value=1e15, allow_nan=False, allow_infinity=False))
+def test_a_number_in_scientific_notation_is_read_back(number: float) -> None:
+    written = f"{number:.3e}"
+    assert any(abs(n - float(written)) <= 1e-12 * abs(float(written)) for n in numbers_in(
+        f"two charges of {written} at a distance"))  # fmt: skip
+
+
+def test_a_dot_after_a_word_and_a_comma_before_a_year_are_not_part_of_a_number() -> None:
+    assert {20.0, 2023.0} <= numbers_in("this weekend, Jun.20,2023")
+    assert 202023.0 not in numbers_in("Jun.20,2023")
+    assert {2023.0, 3.0, 1.0} <= numbers_in("today is 2023.3.1 monday")
+    assert {200.0, 300.0, 400.0, 500.0} <= numbers_in("cash_flows=[200,300,400,500]")
+    assert 1000.0 in numbers_in("1,000 people")
+
+
+def test_a_quantity_reads_in_the_units_a_tool_may_take() -> None:
+    assert {1e6, 1.2e6} <= numbers_in("revenues of $1M in 2019 and $1.2M in 2020")
+    assert 10_000.0 in numbers_in("a 10k run")
+    assert 5e6 in numbers_in("a £5m budget") and 5e6 not in numbers_in("a 5m rope")
+    said = numbers_in("capacitance of 100µF and inductance of 50mH")
+    assert any(abs(n - 1e-4) < 1e-12 for n in said) and 0.05 in said
+    assert {180.0, 0.05} <= numbers_in("a duration of 3 minutes")
+    assert {150.0, 9000.0} <= numbers_in("2.5 hrs")
+    assert 70.0 in numbers_in("height 5ft 10in")
+    assert {24.0, 36.0} <= numbers_in("two dozen eggs and 3 dozen rolls")
+    assert {4.0, 12.0} <= numbers_in("compounded quarterly, paid monthly")
+
+
+_FORMS = ("{d:%Y-%m-%d}", "{d.day} {d:%B %Y}", "{d:%B} {d.day}, {d.year}",
+          "{d:%b}.{d.day},{d.year}", "{d:%m/%d/%Y}")  # fmt: skip
+
+
+@given(st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2060, 12, 31)),
+       st.integers(min_value=1, max_value=60), st.sampled_from(_FORMS))  # fmt: skip
+def test_a_date_a_stated_span_away_is_meant(start: dt.date, nights: int, form: str) -> None:
+    said = f"Book a room for {nights} nights starting from {form.format(d=start)}"
+    assert start + dt.timedelta(days=nights) in dates_meant(said, dt.date(2026, 3, 14))
+
+
+@given(st.dates(min_value=dt.date(1990, 1, 1), max_value=dt.date(2060, 12, 31)))
+def test_days_named_from_today_are_meant(today: dt.date) -> None:
+    def day(n: int) -> dt.date:
+        return today + dt.timedelta(days=n)
+
+    assert dates_meant("the weather tomorrow", today) == {day(1)}
+    assert day(-1) in dates_meant("what happened yesterday", today)
+    assert day(3) in dates_meant("remind me in 3 days", today)
+    friday = dates_meant("is the museum open on Friday?", today)
+    assert len(friday) == 3 and all(d.weekday() == 4 for d in friday)
+    assert any(0 < (d - today).days <= 7 for d in friday)
+    assert dates_meant("convert 5 km to miles", today) == set()
+
+
+def test_an_irregular_plural_folds_to_its_singular() -> None:
+    assert fold("women") == "woman" and fold("Children") == "child"
+
+
+def test_initials_of_names_and_of_longer_runs_of_words() -> None:
+    assert "sd" in initials_in("a villa in San Diego")
+    assert "ssn" in initials_in("their social security numbers")
+    assert "usa" in initials_in("the United States of America")
+    assert "iw" not in initials_in("i want a villa")  # two common words: chance
+    assert initials_of("Los Angeles") == "la" and initials_of("Bank of America") == "ba"

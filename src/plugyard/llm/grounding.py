@@ -12,7 +12,8 @@ when it tidies the calls a model wrote.
 What a value needs:
 
 - A number: the evidence holds the same number ("350 F" → 350; "1,000" → 1000; "9pm" →
-  9 and 21; "two" → 2; "17.5%" → 17.5 and 100).
+  9 and 21; "two" → 2; "17.5%" → 17.5 and 100), or the same quantity in another unit
+  ("3 minutes" → 180; llm/stated.py).
 - A string the request holds as written (case, spacing and underscores ignored) is
   stated. Otherwise its numbers must be (0 always counts inside a string: the "00" of
   "15:00"); a code-like string (an expression, a query, a pattern) needs no
@@ -20,11 +21,14 @@ What a value needs:
   plurals, spellings and -ing/-ed endings folded ("metres" = "meter"), and unit symbols
   matched to their names ("F" = "fahrenheit", "mi" = "miles", "lb" = "pounds"); a
   one-word value may be a unit's abbreviation ("km" of "kilometres") or, written in
-  capitals, a name's ("CA" of "California"). Longer prose needs three of every four of
-  its words: a text the model wrote around a few of the request's words ("Hello, world!
-  This is a test cover letter for a marketing job." for "Write a cover letter for a
-  marketing job") is its own, not the user's. A command's flags ("/F") and a query's keys
-  ("artist:") are syntax, not words of the value.
+  capitals, a name's ("CA" of "California"), or the initials of the request's words
+  ("SD" of "San Diego"); a name of several words may be the initials the request
+  writes ("Los Angeles" for "LA"). A currency's code is named by its currency ("GBP",
+  "British pounds") and a country by its adjective ("Germany", "German"). Longer prose
+  needs three of every four of its words: a text the model wrote around a few of the
+  request's words ("Hello, world! This is a test cover letter for a marketing job." for
+  "Write a cover letter for a marketing job") is its own, not the user's. A command's
+  flags ("/F") and a query's keys ("artist:") are syntax, not words of the value.
 - A list or an object: each of its items.
 
 A required argument may also be the schema's default, const or enum member, or the
@@ -64,6 +68,9 @@ from typing import Any
 
 from plugyard.llm.stated import (
     ISO_LETTERS,
+    dates_meant,
+    initials_in,
+    initials_of,
     letters_of,
     names_in,
     numbers_in,
@@ -96,6 +103,44 @@ _SYNONYMS: Mapping[str, frozenset[str]] = {
         "now": {"current", "currently", "moment"}, "m": {"meter"},
     }.items()
 }  # fmt: skip
+#: Currency codes and the names people write ("GBP" for "British pounds").
+_CURRENCIES: Mapping[str, frozenset[str]] = {
+    key: frozenset(values)
+    for key, values in {
+        "usd": {"dollar"}, "eur": {"euro"}, "gbp": {"sterling", "pound"}, "jpy": {"yen"},
+        "cny": {"yuan", "renminbi"}, "rmb": {"yuan", "renminbi"}, "inr": {"rupee"},
+        "chf": {"franc"}, "cad": {"canadian"}, "aud": {"australian"}, "nzd": {"zealand"},
+        "hkd": {"hong"}, "sgd": {"singapore"}, "krw": {"won"}, "mxn": {"mexican", "peso"},
+        "brl": {"real", "brazilian"}, "rub": {"ruble", "rouble"}, "zar": {"rand"},
+        "try": {"lira"}, "sek": {"krona"}, "nok": {"krone"}, "dkk": {"krone"},
+        "pln": {"zloty"}, "thb": {"baht"}, "aed": {"dirham"}, "sar": {"riyal"},
+        "ils": {"shekel"}, "btc": {"bitcoin"}, "eth": {"ether", "ethereum"},
+    }.items()
+}  # fmt: skip
+#: Countries and the adjectives people write ("Germany" for "German history").
+_COUNTRIES: Mapping[str, frozenset[str]] = {
+    key: frozenset(values)
+    for key, values in {
+        "germany": {"german"}, "france": {"french"}, "italy": {"italian"},
+        "spain": {"spanish"}, "china": {"chinese"}, "japan": {"japanese"},
+        "america": {"american"}, "usa": {"american"}, "us": {"american"},
+        "britain": {"british"}, "uk": {"british"}, "england": {"english"},
+        "russia": {"russian"}, "india": {"indian"}, "canada": {"canadian"},
+        "mexico": {"mexican"}, "brazil": {"brazilian"}, "australia": {"australian"},
+        "egypt": {"egyptian"}, "greece": {"greek"}, "turkey": {"turkish"},
+        "korea": {"korean"}, "portugal": {"portuguese"}, "netherlands": {"dutch"},
+        "holland": {"dutch"}, "sweden": {"swedish"}, "norway": {"norwegian"},
+        "poland": {"polish"}, "ireland": {"irish"}, "scotland": {"scottish"},
+        "israel": {"israeli"}, "iran": {"iranian"}, "vietnam": {"vietnamese"},
+        "thailand": {"thai"}, "argentina": {"argentinian", "argentine"},
+        "switzerland": {"swiss"}, "austria": {"austrian"}, "belgium": {"belgian"},
+    }.items()
+}  # fmt: skip
+#: Names a value may be written by, beside the units': a currency's code, a country.
+_ALIASES: Mapping[str, frozenset[str]] = {
+    key: _CURRENCIES.get(key, frozenset()) | _COUNTRIES.get(key, frozenset())
+    for key in {*_CURRENCIES, *_COUNTRIES}
+}
 #: Words too plain to ground a value, or to be an invention, on their own.
 _PLAIN_WORDS = ("deg degree the a an of and or in on at to for by with from is are be all "
                 "any default none null true false yes no")  # fmt: skip
@@ -129,6 +174,9 @@ class Evidence:
     #: The words written with a capital ("California"), which a code in capitals
     #: ("CA") may abbreviate.
     names: frozenset[str] = frozenset()
+    #: The initials of runs of words ("sd" of "San Diego", "ssn" of "social security
+    #: number"), which a value of one word may be: see :func:`initials_in`.
+    initials: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, texts: Iterable[str], data: Iterable[Any] = (),
@@ -138,12 +186,15 @@ class Evidence:
         numbers: set[float] = set()
         words: set[str] = set()
         names: set[str] = set()
+        initials: set[str] = set()
         for part in parts:
             numbers |= numbers_in(part)
             words.update(words_in(part))
             names.update(names_in(part))
+            initials |= initials_in(part)
         day = today or dt.date.today()
-        numbers |= {float(day.year), float(day.month), float(day.day)}
+        for meant in {day}.union(*(dates_meant(text, day) for text in said)):
+            numbers |= {float(meant.year), float(meant.month), float(meant.day)}
         return cls(
             f" {_folded(' '.join(parts))} ",
             frozenset(numbers),
@@ -151,6 +202,7 @@ class Evidence:
             frozenset(stem(w) for w in words),
             frozenset(p for part in said for p in percents_in(part)),
             frozenset(names),
+            frozenset(initials),
         )
 
     def has_number(self, value: float) -> bool:
@@ -180,12 +232,14 @@ class Evidence:
         written with a capital ("CA" of "California")."""
         if word in self.words or stem(word) in self.stems:
             return True
-        names = _SYNONYMS.get(word, frozenset())
+        names = _SYNONYMS.get(word, frozenset()) | _ALIASES.get(word, frozenset())
         if names & self.words:
+            return True
+        if abbreviated and word in self.initials:
             return True
         abbreviated = abbreviated and word not in _UNABBREVIATING
         for known in self.words:
-            if word in _SYNONYMS.get(known, ()):
+            if word in _SYNONYMS.get(known, ()) or word in _ALIASES.get(known, ()):
                 return True
             if not abbreviated or known in _UNABBREVIATING:
                 continue
@@ -578,6 +632,8 @@ def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:
         if plain or numbers:
             return None
         return f"{value!r} states nothing the request does"
+    if 2 <= len(words) <= 5 and initials_of(value) in evidence.names:
+        return None  # "Los Angeles" for the "LA" of "How's the weather in LA?"
     # Only a one-word value may be an abbreviation: the "CA" of "Berkeley, CA" is not
     # grounded by the "can" of "Can you tell me…".
     single, code = len(words) == 1, value.strip().isupper()

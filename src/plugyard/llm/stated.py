@@ -8,22 +8,57 @@ call passes: a routed call, a call of a client's tool, and the tidying of any ca
   the degree sign dropped.
 - Numbers are read as written ("350 F" → 350, "1,000" → 1000, "9pm" → 9 and 21, "3 in
   the afternoon" → 3 and 15, "two" → 2, "twenty five" → 25, "3 thousand" → 3000,
-  "17.5%" → 17.5, 0.175 and 100, "March" → 3), so a value a model derived from the
-  request's own numbers is found: a date written "2023-03-12 15:00" for "the 12th of
-  March 2023 at 3 in the afternoon".
+  "17.5%" → 17.5, 0.175 and 100, "March" → 3, "1e-9" → 1e-9), so a value a model
+  derived from the request's own numbers is found: a date written "2023-03-12 15:00" for
+  "the 12th of March 2023 at 3 in the afternoon".
+- A quantity also reads in the other units a tool may take it in ("$1.2M" → 1,200,000,
+  "50mH" → 0.05, "3 minutes" → 180, "5ft 10in" → 70, "two dozen" → 24, "quarterly" → 4),
+  and a date a stated span away from a stated date (the check-out of "3 nights from 1st
+  June 2022") states its numbers.
+- Initials of runs of words ("sd" of "San Diego") are what a code may stand for.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import re
 from collections.abc import Mapping
 
-_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?")
+#: A number as written; a comma groups thousands only before exactly three digits, and a
+#: dot after a word is no decimal point, so "Jun.20,2023" is 20 and 2023, not 202,023.
+_NUMBER = re.compile(
+    r"(?<!\w)(?:(?<=[^\W\d_]\.)|(?<!\.))(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(\d+))?"
+)
+#: Scientific notation: "1e-9", "6.02E23".
+_SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-+]?\d{1,3})\b")
+#: A quantity with a magnitude after it: "$1M", "1.2M", "10k", "3bn". A lower-case m or b
+#: is a million or a billion only after a currency sign ("£5m"); elsewhere it is a unit.
+_MAGNITUDE = re.compile(r"(?<![\w.])([$£€¥]?)(\d+(?:\.\d+)?)\s?(k|K|M|bn|B|m|b)\b")
+_MAGNITUDES = {"k": 1e3, "K": 1e3, "M": 1e6, "m": 1e6, "bn": 1e9, "B": 1e9, "b": 1e9}
+#: A quantity in an SI-prefixed unit ("100µF", "50mH", "2 km"), which a tool may take in
+#: the base unit (0.0001, 0.05, 2000).
+_SI = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s?(p|n|µ|μ|u|m|c|k|M|G)(F|H|Hz|Wh|W|V|A|g|m|s|J|Pa|C|Ω|L|l)\b"
+)
+_PREFIXES = {"p": 1e-12, "n": 1e-9, "µ": 1e-6, "μ": 1e-6, "u": 1e-6, "m": 1e-3, "c": 1e-2,
+             "k": 1e3, "M": 1e6, "G": 1e9}  # fmt: skip
+#: A duration ("3 minutes", "2.5 hrs"), which a tool may take in another unit of time.
+_DURATION = re.compile(
+    r"(?<![\w.])(\d+(?:\.\d+)?)\s?(seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\b",
+    re.IGNORECASE,
+)
+_SECONDS = {"sec": 1, "min": 60, "hou": 3600, "hrs": 3600, "hr": 3600, "day": 86400,
+            "wee": 604800}  # fmt: skip
+#: A height in feet and inches ("5ft 10in", "5'10\""), which a tool may take in inches.
+_FEET_INCHES = re.compile(
+    r"(?<![\w.])(\d+)\s?(?:ft|feet|foot|')\s?(\d{1,2})\s?(?:in|inch|inches|\"|'')(?!\w)"
+)
 _CLOCK = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\b\.?", re.IGNORECASE)
 #: The letters of an ISO 8601 date and time ("2024-03-10T14:30Z"), which are not words.
 ISO_LETTERS = re.compile(r"(?<=\d)[TZ](?=\d|\b)")
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-_SCALES = {"hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9}
+_SCALES = {"dozen": 12.0, "hundred": 100.0, "thousand": 1e3, "million": 1e6, "billion": 1e9}
 _NUMBER_WORDS: Mapping[str, tuple[float, ...]] = {
     "zero": (0,), "one": (1,), "two": (2,), "three": (3,), "four": (4,), "five": (5,),
     "six": (6,), "seven": (7,), "eight": (8,), "nine": (9,), "ten": (10,), "eleven": (11,),
@@ -35,8 +70,12 @@ _NUMBER_WORDS: Mapping[str, tuple[float, ...]] = {
     "half": (0.5, 2), "quarter": (0.25, 4), "double": (2,), "twice": (2,), "triple": (3,),
     "percent": (100,), "squared": (2,), "square": (2, 0.5), "cubed": (3,), "cube": (3,),
     "noon": (12,), "midnight": (0, 24), "hour": (60, 3600), "minute": (60,), "day": (24,),
-    "week": (7,), "fortnight": (14,), "decade": (10,), "century": (100,), "pair": (2,),
-    "couple": (2,),
+    "week": (7,), "fortnight": (14,), "month": (30,), "year": (12, 365), "decade": (10,),
+    "century": (100,), "pair": (2,), "couple": (2,),
+    # how often a year: "compounded quarterly" is 4 periods a year
+    "daily": (365,), "weekly": (52,), "biweekly": (26,), "monthly": (12,),
+    "quarterly": (4,), "semiannually": (2,), "biannually": (2,), "annually": (1,),
+    "yearly": (1,),
     # a month named states its number: "March 12th" is the 2023-03-12 a call writes
     "january": (1,), "jan": (1,), "february": (2,), "feb": (2,), "march": (3,),
     "mar": (3,), "april": (4,), "apr": (4,), "may": (5,), "june": (6,), "jun": (6,),
@@ -51,9 +90,16 @@ _LATER_HOUR = re.compile(
 )
 
 
+#: Plurals no ending rule folds.
+_IRREGULAR = {"women": "woman", "men": "man", "children": "child", "people": "person",
+              "teeth": "tooth", "mice": "mouse", "geese": "goose"}  # fmt: skip
+
+
 def fold(word: str) -> str:
     """One spelling of a word: lower case, no degree sign, singular, "-re" as "-er"."""
     word = word.lower().strip("°º")
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
     if word.startswith("deg") and len(word) in (4, 5) and word[3:] in ("c", "f", "k", "r"):
         word = word[3:]
     if len(word) > 3 and word.endswith("ies"):
@@ -84,6 +130,40 @@ def names_in(text: str) -> list[str]:
     return [fold(w) for w in _WORD.findall(text) if w[0].isupper()]
 
 
+#: Small words an initialism passes over: "USA" of "United States of America".
+_SKIPPED = frozenset({"of", "and", "the", "for", "de"})
+
+
+def initials_in(text: str) -> set[str]:
+    """The initials of each run of two to five words of ``text`` ("sd" of "San Diego",
+    "ssn" of "social security numbers", "usa" of "United States of America"), small
+    words passed over. Two letters are initials only of two names written with
+    capitals: two common words in a row are too many to tell one from chance."""
+    words = _WORD.findall(text)
+    found: set[str] = set()
+    for start in range(len(words)):
+        if words[start].lower() in _SKIPPED:
+            continue
+        letters, capitals = "", True
+        for word in words[start : start + 8]:
+            if word.lower() in _SKIPPED and letters:
+                continue
+            letters += word[0].lower()
+            capitals = capitals and word[0].isupper()
+            if len(letters) > 5:
+                break
+            if len(letters) >= 3 or (len(letters) == 2 and capitals):
+                found.add(letters)
+    return found
+
+
+def initials_of(text: str) -> str:
+    """The initials of all of ``text``'s words, small words after the first passed
+    over: "la" of "Los Angeles", "usa" of "United States of America"."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    return "".join(w[0] for i, w in enumerate(words) if i == 0 or w not in _SKIPPED)
+
+
 def numbers_in(text: str, *, readings: bool = True) -> set[float]:
     """Every number ``text`` states, as people write them (see the module's notes).
     ``readings=False`` leaves out what a percent sign or word would make of them (100,
@@ -94,6 +174,11 @@ def numbers_in(text: str, *, readings: bool = True) -> set[float]:
     for match in _NUMBER.finditer(text):
         whole, fraction = match.group(1).replace(",", ""), match.group(2)
         found.add(float(f"{whole}.{fraction}" if fraction else whole))
+        if readings and "," in match.group(1):
+            # "[200,300,400,500]" is a list as often as "1,000" is a thousand
+            found.update(float(piece) for piece in match.group(1).split(","))
+    for match in _SCIENTIFIC.finditer(text):
+        found.add(float(f"{match.group(1)}e{match.group(2)}"))
     for match in _CLOCK.finditer(text):
         hour = int(match.group(1))
         if match.group(3).lower() == "p" and hour < 12:
@@ -108,16 +193,126 @@ def numbers_in(text: str, *, readings: bool = True) -> set[float]:
         found.update(float(v) for v in _NUMBER_WORDS.get(fold(word), ()))
     found.update(spelled_numbers(text))
     # "3 thousand" is 3000, "2.5 million" 2,500,000.
-    for match in re.finditer(r"(\d+(?:\.\d+)?)\s*(hundred|thousand|million|billion)\b", text,
+    for match in re.finditer(r"(\d+(?:\.\d+)?)\s*(dozen|hundred|thousand|million|billion)\b", text,
                              re.IGNORECASE):  # fmt: skip
         found.add(float(match.group(1)) * _SCALES[match.group(2).lower()])
     if not readings:
         return found
+    found |= _quantities_in(text)
     if "%" in text:
         found.add(100.0)
     for value in list(found):  # a percentage may be written as its fraction
         if "%" in text or "percent" in words:
             found.add(value / 100)
+    return found
+
+
+def _quantities_in(text: str) -> set[float]:
+    """What the quantities of ``text`` read as in the units a tool may take: "$1.2M" as
+    1,200,000, "50mH" as 0.05, "3 minutes" as 180 seconds and 0.05 hours, "5ft 10in"
+    as 70 inches; the year, month and day of a date however written ("2023.3.1"), and
+    of a date a stated span away from it. Each is the stated quantity, only counted in
+    another unit."""
+    found: set[float] = set()
+    for match in _MAGNITUDE.finditer(text):
+        sign, number, scale = match.groups()
+        if scale in ("m", "b") and not sign:
+            continue
+        found.add(float(number) * _MAGNITUDES[scale])
+    for match in _SI.finditer(text):
+        found.add(float(match.group(1)) * _PREFIXES[match.group(2)])
+    for match in _DURATION.finditer(text):
+        unit = match.group(2).lower()
+        seconds = float(match.group(1)) * _SECONDS[unit[:2] if unit.startswith("hr") else unit[:3]]
+        found.update(seconds / each for each in (1, 60, 3600, 86400, 604800))
+    for match in _FEET_INCHES.finditer(text):
+        found.add(float(int(match.group(1)) * 12 + int(match.group(2))))
+    for day in _dates_in(text):
+        found.update((float(day.year), float(day.month), float(day.day)))
+    return found
+
+
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+#: A date as people write it: "2022-06-01", "1st June 2022", "June 1, 2022",
+#: "Jun.1,2022", "06/01/2022" (month first), "2023.3.1" and "1.3.2023" (day first).
+_DATES = (
+    (re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b"), "ymd"),
+    (
+        re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH},?\s*(\d{{4}})\b", re.I),
+        "dmy",
+    ),
+    (re.compile(rf"\b{_MONTH}\s*(\d{{1,2}})(?:st|nd|rd|th)?,?\s*(\d{{4}})\b", re.I), "mdy"),
+    (re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b"), "m/d/y"),
+    (re.compile(r"\b(\d{4})\.(\d{1,2})\.(\d{1,2})\b"), "ymd"),
+    (re.compile(r"\b(\d{1,2})\.(\d{1,2})\.(\d{4})\b"), "dmy."),
+)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+#: How long a stay or a span lasts: "3 nights", "a week", "two days".
+_SPAN = re.compile(r"\b(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+                   r"twelve|fourteen|thirty)\s+(nights?|days?|weeks?)\b", re.I)  # fmt: skip
+
+
+#: Days named by their distance from today (or from a date the text states).
+_RELATIVE = {"day after tomorrow": 2, "day before yesterday": -2, "tomorrow": 1,
+             "yesterday": -1, "today": 0, "tonight": 0, "next week": 7,
+             "last week": -7}  # fmt: skip
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def dates_meant(text: str, today: dt.date) -> set[dt.date]:
+    """The dates ``text`` names relative to ``today`` or to a date it states (its
+    anchors): "tomorrow", "yesterday", "next week"; a weekday (the one before and the
+    next two, since "Friday" and "next Friday" differ by whom you ask); "the weekend";
+    and a span away ("in 3 days", "3 nights starting from 1st June 2022", which ends
+    on 2022-06-04, the check-out a booking tool asks for)."""
+    anchors = {today, *_dates_in(text)}
+    lowered = text.lower()
+    offsets: set[int] = set()
+    for phrase, offset in _RELATIVE.items():
+        if re.search(rf"\b{phrase}\b", lowered):
+            offsets.add(offset)
+            lowered = lowered.replace(phrase, " ")
+    weekdays = {i for i, name in enumerate(_WEEKDAYS) if re.search(rf"\b{name}s?\b", lowered)}
+    if re.search(r"\bweekends?\b", lowered):
+        weekdays |= {5, 6}
+    spans = []
+    for match in _SPAN.finditer(text):
+        count, unit = match.group(1).lower(), match.group(2).lower()
+        number = int(count) if count.isdigit() else int(_UNITS_WORDS.get(count, 1))
+        spans.append(number * (7 if unit.startswith("week") else 1))
+    offsets |= {sign * span for span in spans for sign in (1, -1)}
+    found: set[dt.date] = set()
+    for anchor in anchors:
+        for offset in offsets:
+            with contextlib.suppress(OverflowError):
+                found.add(anchor + dt.timedelta(days=offset))
+        for weekday in weekdays:
+            ahead = (weekday - anchor.weekday()) % 7 or 7
+            for offset in (ahead - 7, ahead, ahead + 7):
+                with contextlib.suppress(OverflowError):
+                    found.add(anchor + dt.timedelta(days=offset))
+    return found
+
+
+def _dates_in(text: str) -> set[dt.date]:
+    found: set[dt.date] = set()
+    for pattern, order in _DATES:
+        for match in pattern.finditer(text):
+            first, second, third = match.groups()
+            if order == "ymd":
+                year, month, day = int(first), int(second), int(third)
+            elif order == "dmy":
+                day, month, year = int(first), _MONTHS.index(second[:3].lower()) + 1, int(third)
+            elif order == "dmy.":
+                day, month, year = int(first), int(second), int(third)
+            elif order == "mdy":
+                month, day, year = _MONTHS.index(first[:3].lower()) + 1, int(second), int(third)
+            else:
+                month, day, year = int(first), int(second), int(third)
+            try:
+                found.add(dt.date(year, month, day))
+            except ValueError:
+                continue
     return found
 
 
