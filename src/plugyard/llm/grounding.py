@@ -191,7 +191,8 @@ class Evidence:
             numbers |= numbers_in(part)
             words.update(words_in(part))
             names.update(names_in(part))
-            initials |= initials_in(part)
+        for text in said:  # not a tool's output, whose every run of words would count
+            initials |= initials_in(text)
         day = today or dt.date.today()
         for meant in {day}.union(*(dates_meant(text, day) for text in said)):
             numbers |= {float(meant.year), float(meant.month), float(meant.day)}

@@ -256,6 +256,7 @@ _SPAN = re.compile(r"\b(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nin
 _RELATIVE = {"day after tomorrow": 2, "day before yesterday": -2, "tomorrow": 1,
              "yesterday": -1, "today": 0, "tonight": 0, "next week": 7,
              "last week": -7}  # fmt: skip
+_ANCHORS = 8
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
@@ -265,7 +266,9 @@ def dates_meant(text: str, today: dt.date) -> set[dt.date]:
     next two, since "Friday" and "next Friday" differ by whom you ask); "the weekend";
     and a span away ("in 3 days", "3 nights starting from 1st June 2022", which ends
     on 2022-06-04, the check-out a booking tool asks for)."""
-    anchors = {today, *_dates_in(text)}
+    # A request states a date or two; a pasted calendar's hundreds would each multiply
+    # the dates meant, so only the first few anchor them.
+    anchors = {today, *sorted(_dates_in(text))[:_ANCHORS]}
     lowered = text.lower()
     offsets: set[int] = set()
     for phrase, offset in _RELATIVE.items():
