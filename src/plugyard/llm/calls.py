@@ -685,7 +685,8 @@ def _whole_part(text: str) -> Any:
     were the whole), so a required one is missing and grounding says so."""
     try:
         value = partial_loads(text, Allow.ALL)
-    except (ValueError, IndexError, RecursionError):  # garbage, not a cut call
+    except (ValueError, IndexError, RecursionError, AssertionError):
+        # garbage, not a cut call; the parser asserts on some ("{,0")
         return None
     calls = value if isinstance(value, list) else [value]
     if not calls or not isinstance(calls[-1], Mapping):
