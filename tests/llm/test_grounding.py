@@ -514,3 +514,22 @@ def test_a_date_the_request_names_from_today_is_grounded() -> None:
     assert [u.pointer for u in check({"date": "2026-03-19"}, when, said)] == ["/date"]
     stay = evidence("Book the Plaza for 3 nights starting from 1st June 2022")
     assert check({"date": "2022-06-04"}, when, stay) == ()
+
+
+def test_a_word_the_model_respelled_goes_to_the_tool_as_the_user_wrote_it() -> None:
+    said = ["What time is it in Tokyo when it is 9am in Lisbon?"]
+    assert normalise({"from_zone": "Lisboa"}, {}, said) == {"from_zone": "Lisbon"}
+    assert normalise({"zone": "Europe/Lisboa"}, {}, said) == {"zone": "Europe/Lisbon"}
+    history = ["Retrieve the full history of Buddhism"]
+    assert normalise({"religion": "Buddhist"}, {}, history) == {"religion": "Buddhism"}
+    # a word the request states in some form, or one like no word of it, stays
+    assert normalise({"country": "Germany"}, {}, ["German history"]) == {"country": "Germany"}
+    assert normalise({"city": "Prague"}, {}, ["flights to Paris"]) == {"city": "Prague"}
+
+
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz ", max_size=30),
+       st.text(alphabet="abcdefghijklmnopqrstuvwxyz ", max_size=60))  # fmt: skip
+def test_a_respelled_word_only_ever_becomes_a_word_of_the_request(value: str, said: str) -> None:
+    written = normalise({"name": value}, {}, [said])["name"]
+    new = set(written.split()) - set(value.split())
+    assert new <= set(said.split())

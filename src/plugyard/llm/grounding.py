@@ -47,11 +47,13 @@ offset the request does not state is cut from a date and time ("2023-09-15T09:00
 for "9am in Lisbon" → "09:00"). A string that is a text the request quotes, retyped
 with other punctuation or spacing ("orders[0]" for the quoted "orders[0", "too many
 spaces" for "too    many     spaces"), becomes that text as the user wrote it: the tool
-works on the user's text, not on the model's copy of it. A sum that is a part of the
-one sum the request writes becomes that sum ("17.5%" for "17.5% of 240"; a bare number
-too, for a parameter that takes arithmetic: "10" for "10 factorial"). A
-conversion's two ends, swapped by the model, go the way the request states (the word
-right after the request's quantity names the source: "1 terabyte in gigabytes").
+works on the user's text, not on the model's copy of it. So does a word the model
+respelled ("Lisboa" for the request's "Lisbon", "Buddhist" for "Buddhism"). A sum that
+is a part of the one sum the request writes becomes that sum ("17.5%" for "17.5% of
+240"; a bare number too, for a parameter that takes arithmetic: "10" for "10
+factorial"). A conversion's two ends, swapped by the model, go the way the request
+states (the word right after the request's quantity names the source: "1 terabyte in
+gigabytes").
 Numbers written in words count as numbers ("twenty five" → 25, "three hundred and
 fifty" → 350).
 """
@@ -64,11 +66,13 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any
 
 from plugyard.llm.stated import (
     ISO_LETTERS,
     dates_meant,
+    fold,
     initials_in,
     initials_of,
     letters_of,
@@ -319,10 +323,11 @@ def normalise(
     properties = schema.get("properties")
     props: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
     said = " ".join(texts)
+    evidence = Evidence.of(texts)
     out: dict[str, Any] = {}
     for name, value in arguments.items():
         sub = props.get(name)
-        out[name] = _normal(value, sub if isinstance(sub, Mapping) else {}, said)
+        out[name] = _normal(value, sub if isinstance(sub, Mapping) else {}, said, evidence)
     return _directed(out, said)
 
 
@@ -414,7 +419,7 @@ def _names(said: Evidence, value: str) -> bool:
     return bool(words) and any(said.has_word(w) for w in words)
 
 
-def _normal(value: Any, schema: Mapping[str, Any], said: str) -> Any:
+def _normal(value: Any, schema: Mapping[str, Any], said: str, evidence: Evidence) -> Any:
     if not isinstance(value, str):
         return value
     enum = schema.get("enum")
@@ -423,7 +428,42 @@ def _normal(value: Any, schema: Mapping[str, Any], said: str) -> Any:
     if _takes_clock(schema):
         return _clock(value, said)
     quoted = _as_quoted(value, said)
-    return quoted if quoted != value else _as_whole_sum(value, said, _takes_sum(schema))
+    if quoted != value:
+        return quoted
+    summed = _as_whole_sum(value, said, _takes_sum(schema))
+    return summed if summed != value else _as_spelled(value, said, evidence)
+
+
+#: How alike a word the model wrote and a word of the request must be to be one word
+#: spelled two ways (difflib's ratio): "Lisboa" and "Lisbon" 0.83, "Buddhist" and
+#: "Buddhism" 0.88; "Paris" and "Prague" (0.55) are two.
+_RESPELLED = 0.8
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _as_spelled(value: str, said: str, evidence: Evidence) -> str:
+    """``value`` with each word the model respelled written as the request writes it:
+    "Lisboa" → "Lisbon", "Europe/Lisboa" → "Europe/Lisbon", "Buddhist" → "Buddhism". Only
+    a name of up to four words, each word of five letters or more that the request does
+    not state in any form (:meth:`Evidence.has_word`), and only when exactly one word of
+    the request is that alike: the tool gets the user's word, not the model's variant."""
+    if len(words_in(value)) > 4 or any(c.isdigit() for c in value):
+        return value
+    request = {w.lower(): w for w in _LETTERS.findall(said) if len(w) >= 5}
+
+    def spelled(found: re.Match[str]) -> str:
+        word = found.group()
+        low = word.lower()
+        if len(low) < 5 or evidence.has_word(fold(low), abbreviated=False):
+            return word
+        near = {
+            written
+            for known, written in request.items()
+            if known[0] == low[0] and SequenceMatcher(None, low, known).ratio() >= _RESPELLED
+        }
+        return near.pop() if len(near) == 1 else word
+
+    return _LETTERS.sub(spelled, value)
 
 
 #: Words that do arithmetic ("of" as in "17.5% of 240").
