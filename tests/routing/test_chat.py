@@ -277,6 +277,16 @@ def test_a_client_call_on_values_its_conversation_states_goes_back_as_written(
     assert dict(returned.arguments) == arguments
 
 
+def test_a_client_call_goes_back_in_the_form_a_yard_call_is_made(yard: Yard) -> None:
+    """One judge for every call: what the model respelled goes back as the user wrote
+    it, as it would to a yard tool."""
+    arguments = {"scientist": "Marie Currie"}
+    done, _ = complete(yard, [Reply.tool_call("get_contribution", arguments)],
+                       user("what did Marie Curie discover?", CONTRIBUTION))  # fmt: skip
+    (returned,) = done.tool_calls
+    assert dict(returned.arguments) == {"scientist": "Marie Curie"}
+
+
 # ------------------------------------------------------------------ the client's tools ranked
 
 BOOK = {

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from plugyard.errors import PlugyardError
@@ -170,9 +170,9 @@ class Loop:
             answer = await self._decide(messages, tools, self._favoured(number))
             theirs = tuple(c for c in answer.tool_calls if c.name in self.reserved)
             if theirs:  # none of the yard's calls of that answer is made
-                invented = self._invented(theirs)
+                handed, invented = self._grounded_client(theirs)
                 if invented is None:
-                    return Ending("client", answer=answer, client_calls=theirs)
+                    return Ending("client", answer=answer, client_calls=handed)
                 repair = by_model and number <= self.max_rounds
                 ending = self._refuse_client(invented, theirs, answer, messages, number, repair)
                 if ending is not None:
@@ -197,27 +197,35 @@ class Loop:
                 return self.answered()
         return self.answered()  # ask: the repair round was its last
 
-    def _invented(self, calls: tuple[ToolCall, ...]) -> tuple[ToolCall, Grounded] | None:
-        """The first of the client's calls with a required value that the conversation
-        does not state, as the yard's own calls are checked (act.py). The evidence is
-        the client's conversation as it came (its system and user messages and every
-        tool result in it) and the output of the yard's calls in this request — not
-        what the rounds added, whose refusals quote the invented values."""
+    def _grounded_client(
+        self, calls: tuple[ToolCall, ...]
+    ) -> tuple[tuple[ToolCall, ...], tuple[ToolCall, Grounded] | None]:
+        """The client's calls as the yard's own are made (act.py): in the form the
+        tool's schema asks for, from what the request states ("Lisboa" → "Lisbon",
+        "9am" → "09:00" for a time of day), the unstated optional values left out; and
+        the first call with a required value that the conversation does not state, if
+        any. The evidence is the client's conversation as it came (its system and user
+        messages and every tool result in it) and the output of the yard's calls in
+        this request — not what the rounds added, whose refusals quote the invented
+        values."""
         sent = self._conversation
         texts = [m.content for m in sent
                  if m.role in ("system", "user") and m.content != TOOL_DATA_NOTE]  # fmt: skip
         data = [m.content for m in sent if m.role == "tool"] + list(self.calls.outputs)
         evidence = Evidence.of(texts, data)
         schemas = self.client_functions
+        handed = []
         for call in calls:
             function = schemas.get(call.name, {})
             parameters = function.get("parameters") if isinstance(function, Mapping) else None
             if not isinstance(parameters, Mapping):
+                handed.append(call)
                 continue
             grounded = self.calls.grounded(call.arguments, parameters, evidence)
             if grounded.missing:
-                return call, grounded
-        return None
+                return tuple(handed), (call, grounded)
+            handed.append(replace(call, arguments=dict(grounded.arguments)))
+        return tuple(handed), None
 
     def _echoes(self, text: str) -> bool:
         """Whether a text answer after a refused call only writes calls or the refusal
