@@ -67,13 +67,19 @@ def ungrounded(entry: dict[str, Any], calls: list[dict[str, Any]], mapping: Any)
     return found
 
 
-def main() -> None:
+def run_parser() -> argparse.ArgumentParser:
+    """The options that name a ``bench/bfcl.py -v`` run and its log."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", required=True)
     parser.add_argument("--log", required=True)
     parser.add_argument("--limit", type=int, default=30)
     parser.add_argument("--half", default="report")
     parser.add_argument("--irrelevance", type=int, default=20)
+    return parser
+
+
+def main() -> None:
+    parser = run_parser()
     parser.add_argument("--required-only", action="store_true")
     args = parser.parse_args()
     known = entries(args)

@@ -16,7 +16,6 @@ exact for every entry that came back as calls.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import sys
 from pathlib import Path
@@ -26,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bfcl  # bench/bfcl.py
-from bfcl_grounding import LINE, entries, said
+from bfcl_grounding import LINE, entries, run_parser, said
 
 from plugyard.llm.grounding import Evidence, check, normalise
 
@@ -47,13 +46,7 @@ def handed(entry: dict[str, Any], calls: list[dict[str, Any]], mapping: Any) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--log", required=True)
-    parser.add_argument("--limit", type=int, default=30)
-    parser.add_argument("--half", default="report")
-    parser.add_argument("--irrelevance", type=int, default=20)
-    args = parser.parse_args()
+    args = run_parser().parse_args()
     known = entries(args)
     check_ast, mapping = bfcl._checker(), bfcl._types()
     data = Path(args.data)
