@@ -533,3 +533,9 @@ def test_a_respelled_word_only_ever_becomes_a_word_of_the_request(value: str, sa
     written = normalise({"name": value}, {}, [said])["name"]
     new = set(written.split()) - set(value.split())
     assert new <= set(said.split())
+
+
+def test_only_a_word_in_capitals_is_initials_a_name_may_spell() -> None:
+    drink = {"type": "object", "properties": {"drink": {"type": "string"}}, "required": ["drink"]}
+    assert check({"drink": "Ice Tea"}, drink, evidence("It is hot today")) != ()
+    assert check({"drink": "Ice Tea"}, drink, evidence("an IT question")) == ()

@@ -107,6 +107,7 @@ _SYNONYMS: Mapping[str, frozenset[str]] = {
         "now": {"current", "currently", "moment"}, "m": {"meter"},
     }.items()
 }  # fmt: skip
+_ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
 #: Currency codes and the names people write ("GBP" for "British pounds").
 _CURRENCIES: Mapping[str, frozenset[str]] = {
     key: frozenset(values)
@@ -181,6 +182,9 @@ class Evidence:
     #: The initials of runs of words ("sd" of "San Diego", "ssn" of "social security
     #: number"), which a value of one word may be: see :func:`initials_in`.
     initials: frozenset[str] = frozenset()
+    #: The words written all in capitals ("LA", "NYC"), whose words a name of several
+    #: words ("Los Angeles") may spell.
+    acronyms: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, texts: Iterable[str], data: Iterable[Any] = (),
@@ -195,8 +199,10 @@ class Evidence:
             numbers |= numbers_in(part)
             words.update(words_in(part))
             names.update(names_in(part))
+        acronyms: set[str] = set()
         for text in said:  # not a tool's output, whose every run of words would count
             initials |= initials_in(text)
+            acronyms.update(a.lower() for a in _ACRONYM.findall(text))
         day = today or dt.date.today()
         for meant in {day}.union(*(dates_meant(text, day) for text in said)):
             numbers |= {float(meant.year), float(meant.month), float(meant.day)}
@@ -208,6 +214,7 @@ class Evidence:
             frozenset(p for part in said for p in percents_in(part)),
             frozenset(names),
             frozenset(initials),
+            frozenset(acronyms),
         )
 
     def has_number(self, value: float) -> bool:
@@ -673,7 +680,7 @@ def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:
         if plain or numbers:
             return None
         return f"{value!r} states nothing the request does"
-    if 2 <= len(words) <= 5 and initials_of(value) in evidence.names:
+    if 2 <= len(words) <= 5 and initials_of(value) in evidence.acronyms:
         return None  # "Los Angeles" for the "LA" of "How's the weather in LA?"
     # Only a one-word value may be an abbreviation: the "CA" of "Berkeley, CA" is not
     # grounded by the "can" of "Can you tell me…".

@@ -12,9 +12,9 @@ call passes: a routed call, a call of a client's tool, and the tidying of any ca
   derived from the request's own numbers is found: a date written "2023-03-12 15:00" for
   "the 12th of March 2023 at 3 in the afternoon".
 - A quantity also reads in the other units a tool may take it in ("$1.2M" → 1,200,000,
-  "50mH" → 0.05, "3 minutes" → 180, "5ft 10in" → 70, "two dozen" → 24, "quarterly" → 4),
-  and a date a stated span away from a stated date (the check-out of "3 nights from 1st
-  June 2022") states its numbers.
+  "50mH" → 0.05, "3 minutes" → 180, "5ft 10in" → 70, "two dozen" → 24, "quarterly" → 4).
+- The dates a text means (:func:`dates_meant`): "tomorrow", a weekday, a span away from
+  today or from a date it states (the check-out of "3 nights from 1st June 2022").
 - Initials of runs of words ("sd" of "San Diego") are what a code may stand for.
 """
 
@@ -210,9 +210,8 @@ def numbers_in(text: str, *, readings: bool = True) -> set[float]:
 def _quantities_in(text: str) -> set[float]:
     """What the quantities of ``text`` read as in the units a tool may take: "$1.2M" as
     1,200,000, "50mH" as 0.05, "3 minutes" as 180 seconds and 0.05 hours, "5ft 10in"
-    as 70 inches; the year, month and day of a date however written ("2023.3.1"), and
-    of a date a stated span away from it. Each is the stated quantity, only counted in
-    another unit."""
+    as 70 inches; the year, month and day of a date however written ("2023.3.1"). Each
+    is the stated quantity, only counted in another unit."""
     found: set[float] = set()
     for match in _MAGNITUDE.finditer(text):
         sign, number, scale = match.groups()
