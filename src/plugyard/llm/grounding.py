@@ -61,10 +61,11 @@ fifty" → 350).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -330,7 +331,8 @@ def normalise(
     properties = schema.get("properties")
     props: Mapping[str, Any] = properties if isinstance(properties, Mapping) else {}
     said = " ".join(texts)
-    evidence = Evidence.of(texts)
+    # Built only for a word the request does not write as the model did (_as_spelled).
+    evidence = functools.cache(lambda: Evidence.of(texts))
     out: dict[str, Any] = {}
     for name, value in arguments.items():
         sub = props.get(name)
@@ -426,7 +428,9 @@ def _names(said: Evidence, value: str) -> bool:
     return bool(words) and any(said.has_word(w) for w in words)
 
 
-def _normal(value: Any, schema: Mapping[str, Any], said: str, evidence: Evidence) -> Any:
+def _normal(
+    value: Any, schema: Mapping[str, Any], said: str, evidence: Callable[[], Evidence]
+) -> Any:
     if not isinstance(value, str):
         return value
     enum = schema.get("enum")
@@ -448,7 +452,7 @@ _RESPELLED = 0.8
 _LETTERS = re.compile(r"[^\W\d_]+")
 
 
-def _as_spelled(value: str, said: str, evidence: Evidence) -> str:
+def _as_spelled(value: str, said: str, evidence: Callable[[], Evidence]) -> str:
     """``value`` with each word the model respelled written as the request writes it:
     "Lisboa" → "Lisbon", "Europe/Lisboa" → "Europe/Lisbon", "Buddhist" → "Buddhism". Only
     a name of up to four words, each word of five letters or more that the request does
@@ -461,7 +465,7 @@ def _as_spelled(value: str, said: str, evidence: Evidence) -> str:
     def spelled(found: re.Match[str]) -> str:
         word = found.group()
         low = word.lower()
-        if len(low) < 5 or evidence.has_word(fold(low), abbreviated=False):
+        if len(low) < 5 or low in request or evidence().has_word(fold(low), abbreviated=False):
             return word
         near = {
             written

@@ -48,8 +48,7 @@ _DURATION = re.compile(
     r"(?<![\w.])(\d+(?:\.\d+)?)\s?(seconds?|secs?|minutes?|mins?|hours?|hrs?|days?|weeks?)\b",
     re.IGNORECASE,
 )
-_SECONDS = {"sec": 1, "min": 60, "hou": 3600, "hrs": 3600, "hr": 3600, "day": 86400,
-            "wee": 604800}  # fmt: skip
+_SECONDS = {"sec": 1, "min": 60, "hou": 3600, "hr": 3600, "day": 86400, "wee": 604800}
 #: A height in feet and inches ("5ft 10in", "5'10\""), which a tool may take in inches.
 _FEET_INCHES = re.compile(
     r"(?<![\w.])(\d+)\s?(?:ft|feet|foot|')\s?(\d{1,2})\s?(?:in|inch|inches|\"|'')(?!\w)"
