@@ -25,11 +25,13 @@ MANIFEST = """
 """
 CODE = """
     import asyncio, os, time
+    from pathlib import Path
 
     async def wait_async():
         await asyncio.sleep(60)
 
     def wait_sync():
+        (Path(__file__).parent / "started").touch()
         time.sleep(60)
 
     def pid():
@@ -63,11 +65,24 @@ async def _in_flight(runtime: SubprocessPluginRuntime, count: int) -> None:
         await asyncio.sleep(0.005)
 
 
-def _cancel_then_pids(runtime: SubprocessPluginRuntime, target: Target, op: str) -> list[object]:
+async def _started(marker: Path) -> None:
+    """A request cancelled before its code began never runs, and its worker lives on:
+    the blocking function must be running when it is cancelled."""
+    deadline = asyncio.get_running_loop().time() + 10
+    while not marker.exists():
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.005)
+
+
+def _cancel_then_pids(
+    runtime: SubprocessPluginRuntime, target: Target, op: str, started: Path | None = None
+) -> list[object]:
     async def go() -> list[object]:
         before = (await _call(runtime, target, "pid")).data
         waiting = asyncio.ensure_future(_call(runtime, target, op))
         await _in_flight(runtime, 1)
+        if started is not None:
+            await _started(started)
         waiting.cancel()
         await asyncio.gather(waiting, return_exceptions=True)
         await _in_flight(runtime, 0)  # answered (async) or killed after the grace (sync)
@@ -87,7 +102,8 @@ def test_a_cancelled_coroutine_stops_and_its_worker_lives_on(
 def test_a_blocking_function_cannot_stop_so_its_worker_is_replaced(
     runtime: SubprocessPluginRuntime, tmp_path: Path
 ) -> None:
-    before, after = _cancel_then_pids(runtime, _target(tmp_path), "wait_sync")
+    target = _target(tmp_path)
+    before, after = _cancel_then_pids(runtime, target, "wait_sync", tmp_path / "plugin" / "started")
     assert before != after
 
 
