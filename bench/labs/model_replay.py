@@ -20,7 +20,9 @@ which suits a call that copies the request's values.
 own continuation (``{"tool": …, "calls": …, "call": [ …``) instead of a new system
 message after the request: the cached choice then serves the call, and the call step
 reads the frame alone. ``--generic`` adds the call instruction's general sentence to
-the choice's instruction, since no instruction follows the choice any more.
+the choice's instruction, since no instruction follows the choice any more;
+``--short`` keeps the choice as the model wrote it and follows it with the call
+instruction's last part only (the tool's required and optional parameters).
 """
 
 from __future__ import annotations
@@ -121,7 +123,13 @@ def _steps(rows: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, A
     return pairs
 
 
-def continued(path: Path, server: Any, generic: bool) -> None:
+def _short(call: dict[str, Any], name: str) -> str:
+    """The recorded call instruction from its parameters on: "Required: …"."""
+    instruction = str(call["body"]["messages"][-2]["content"])
+    return f"Call {name}." + instruction.split("does not give.", 1)[-1]
+
+
+def continued(path: Path, server: Any, generic: bool, short: bool = False) -> None:
     same = read_before = read_after = 0
     pairs = _steps(_lines(path))
     for choice, call in pairs:
@@ -132,7 +140,7 @@ def continued(path: Path, server: Any, generic: bool) -> None:
         asked = copy.deepcopy(choice["body"])
         if generic:
             asked["messages"][-1]["content"] += GENERIC
-        server.handle_chat_completions(asked)  # the choice, cached as the flow leaves it
+        chosen = server.handle_chat_completions(asked)  # cached as the flow leaves it
         begun = f'{{"tool": {json.dumps(name)}, "calls": {count}, "call": {frame}'
         whole = {"type": "object", "additionalProperties": False,
                  "properties": {"tool": {"const": name}, "calls": {"const": count},
@@ -145,8 +153,14 @@ def continued(path: Path, server: Any, generic: bool) -> None:
             "type": "json_schema",
             "json_schema": {"name": "call", "schema": whole},
         }
+        if short:
+            after = [{"role": "assistant", "content": _content(chosen)},
+                     {"role": "system", "content": _short(call, name)},
+                     {"role": "assistant", "content": frame}]  # fmt: skip
+            body = dict(call["body"], messages=[*asked["messages"], *after])
         raw = server.handle_chat_completions(body)
-        got = json.loads(_content(raw))["call"]
+        got = json.loads(_content(raw))
+        got = got["call"] if isinstance(got, dict) else got
         before = json.loads(_content(call["raw"]))
         read_before += call["raw"]["timings"]["prompt_n"]
         read_after += raw["timings"]["prompt_n"]
@@ -174,13 +188,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--speculative", help="ngram:N:M")
     parser.add_argument("--generic", action="store_true")
+    parser.add_argument("--short", action="store_true")
     args = parser.parse_args()
     server = core(args.model_file, args.threads, args.speculative)
     started = time.perf_counter()
     if args.mode == "replay":
         replay(args.path, server)
     else:
-        continued(args.path, server, args.generic)
+        continued(args.path, server, args.generic, args.short)
     print(f"wall {time.perf_counter() - started:.1f} s")
 
 
