@@ -7,7 +7,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Coroutine, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -78,6 +78,19 @@ def runtime() -> Iterator[SubprocessPluginRuntime]:
 
 def run(runtime: SubprocessPluginRuntime, coro: Coroutine[Any, Any, T]) -> T:
     return _RUNNERS[id(runtime)].run(coro)
+
+
+async def until(done: Callable[[], bool], within_s: float = 10.0) -> None:
+    """Wait on the running loop until ``done()``; fail after ``within_s``."""
+    deadline = asyncio.get_running_loop().time() + within_s
+    while not done():
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.005)
+
+
+def in_flight(runtime: SubprocessPluginRuntime) -> int:
+    """Requests the runtime's workers are running now."""
+    return sum(w.in_flight for p in runtime._pools.values() for w in p.workers)
 
 
 def call(

@@ -10,7 +10,7 @@ from pathlib import Path
 from plugyard.runtimes.base import CallContext, Outcome, Target
 from plugyard.runtimes.subprocess import SubprocessPluginRuntime, protocol
 from plugyard.runtimes.subprocess.spec import CANCEL_GRACE_S
-from runtimes.subprocess.helpers import chaos_target, pyworker_target, run
+from runtimes.subprocess.helpers import chaos_target, in_flight, pyworker_target, run, until
 
 MANIFEST = """
     id: stoppable
@@ -59,19 +59,7 @@ async def _call(runtime: SubprocessPluginRuntime, target: Target, op_id: str) ->
 
 
 async def _in_flight(runtime: SubprocessPluginRuntime, count: int) -> None:
-    deadline = asyncio.get_running_loop().time() + 10
-    while sum(w.in_flight for p in runtime._pools.values() for w in p.workers) != count:
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.005)
-
-
-async def _started(marker: Path) -> None:
-    """A request cancelled before its code began never runs, and its worker lives on:
-    the blocking function must be running when it is cancelled."""
-    deadline = asyncio.get_running_loop().time() + 10
-    while not marker.exists():
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.005)
+    await until(lambda: in_flight(runtime) == count)
 
 
 def _cancel_then_pids(
@@ -82,7 +70,9 @@ def _cancel_then_pids(
         waiting = asyncio.ensure_future(_call(runtime, target, op))
         await _in_flight(runtime, 1)
         if started is not None:
-            await _started(started)
+            # A request cancelled before its code began never runs, and its worker lives
+            # on: the blocking function must be running when it is cancelled.
+            await until(started.exists)
         waiting.cancel()
         await asyncio.gather(waiting, return_exceptions=True)
         await _in_flight(runtime, 0)  # answered (async) or killed after the grace (sync)

@@ -21,7 +21,7 @@ from plugyard.runtimes.sandbox.detect import detect
 from plugyard.runtimes.sandbox.uids import in_use
 from plugyard.runtimes.subprocess import SubprocessPluginRuntime, SubprocessSettings
 from plugyard.runtimes.subprocess.sandboxed import SandboxedTree
-from runtimes.subprocess.helpers import chaos_target, marked, none_left, pyworker_target
+from runtimes.subprocess.helpers import chaos_target, marked, none_left, pyworker_target, until
 
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason="no bubblewrap here")
 NO_GROUPS = detect() is None
@@ -144,13 +144,6 @@ def _processes(tree: SandboxedTree) -> set[int]:
     return found
 
 
-async def _until(done: Callable[[], bool], within_s: float = 5.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within_s
-    while not done():
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.02)
-
-
 def _run(
     settings: SubprocessSettings, test: Callable[[SubprocessPluginRuntime], Awaitable[Any]]
 ) -> Any:
@@ -174,7 +167,7 @@ def test_a_fork_bomb_in_one_sandbox_leaves_other_sandboxed_plugins_working(
 
     async def test(runtime: SubprocessPluginRuntime) -> list[Any]:
         holding = asyncio.ensure_future(_call(runtime, bomber, "hold"))  # keeps it busy
-        await _until(lambda: any(p.workers for p in runtime._pools.values()))
+        await until(lambda: any(p.workers for p in runtime._pools.values()), 5.0)
         bombed = await _call(runtime, bomber, "bomb")
         tree = _tree(runtime, bomber)
         during = len(_processes(tree))
@@ -183,7 +176,7 @@ def test_a_fork_bomb_in_one_sandbox_leaves_other_sandboxed_plugins_working(
         answered = await _call(runtime, victim, "ping")
         holding.cancel()  # the bomber's worker goes idle: what the bomb left is killed
         await asyncio.gather(holding, return_exceptions=True)
-        await _until(lambda: len(_processes(tree)) <= 1)
+        await until(lambda: len(_processes(tree)) <= 1, 5.0)
         return [bombed, during, described, answered, tree]
 
     bombed, during, described, answered, tree = _run(settings, test)
@@ -229,7 +222,7 @@ def test_what_a_call_leaves_running_is_killed_once_its_worker_is_idle(
             for n in ("1", "2")
         ]
         wrapper = _tree(runtime, target).core()
-        await _until(lambda: len(marked(marker)) == 1)
+        await until(lambda: len(marked(marker)) == 1, 5.0)
         return [left[-1], wrapper, marked(marker)]
 
     left, core, after = _run(SubprocessSettings(cgroups=cgroups), test)
@@ -246,7 +239,7 @@ def test_a_wrapper_that_keeps_zombies_is_retired_while_idle(tmp_path: Path) -> N
         await runtime.invoke(target, op, {"do": "zombie_reply"}, CallContext("z"), None)
         [pool] = runtime._pools.values()
         first = pool.workers[0]
-        await _until(lambda: not first.alive)
+        await until(lambda: not first.alive, 5.0)
         again = await runtime.invoke(target, op, {"do": "echo"}, CallContext("e"), None)
         return [first.broken, again, pool.workers[0] is not first]
 
@@ -268,7 +261,7 @@ def test_a_refused_spawn_is_tried_again_at_the_next_call(tmp_path: Path) -> None
     squatter = subprocess.Popen(argv)
 
     async def test(runtime: SubprocessPluginRuntime) -> list[Outcome]:
-        await _until(lambda: uid in in_use())
+        await until(lambda: uid in in_use(), 5.0)
         refused = await runtime.invoke(target, op, {"do": "echo"}, CallContext("r"), None)
         squatter.kill()
         squatter.wait()

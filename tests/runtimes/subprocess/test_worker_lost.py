@@ -14,18 +14,11 @@ from plugyard.errors import ERROR_CODES
 from plugyard.manifest.model import Operation
 from plugyard.runtimes.base import CallContext, Outcome, Target
 from plugyard.runtimes.subprocess import SubprocessPluginRuntime
-from runtimes.subprocess.helpers import chaos_target, run
-
-
-def _in_flight(runtime: SubprocessPluginRuntime) -> int:
-    return sum(w.in_flight for p in runtime._pools.values() for w in p.workers)
+from runtimes.subprocess.helpers import chaos_target, in_flight, run, until
 
 
 async def _until_in_flight(runtime: SubprocessPluginRuntime, count: int) -> None:
-    deadline = asyncio.get_running_loop().time() + 10
-    while _in_flight(runtime) < count:
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.005)
+    await until(lambda: in_flight(runtime) >= count)
 
 
 def _idempotent(target: Target) -> Target:
