@@ -141,23 +141,24 @@ def continued(path: Path, server: Any, generic: bool, short: bool = False) -> No
         if generic:
             asked["messages"][-1]["content"] += GENERIC
         chosen = server.handle_chat_completions(asked)  # cached as the flow leaves it
-        begun = f'{{"tool": {json.dumps(name)}, "calls": {count}, "call": {frame}'
-        whole = {"type": "object", "additionalProperties": False,
-                 "properties": {"tool": {"const": name}, "calls": {"const": count},
-                                "call": schema},
-                 "required": ["tool", "calls", "call"]}  # fmt: skip
-        body = dict(
-            call["body"], messages=[*asked["messages"], {"role": "assistant", "content": begun}]
-        )
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {"name": "call", "schema": whole},
-        }
-        if short:
+        if short:  # the recorded call's own schema and frame, after a short instruction
             after = [{"role": "assistant", "content": _content(chosen)},
                      {"role": "system", "content": _short(call, name)},
                      {"role": "assistant", "content": frame}]  # fmt: skip
             body = dict(call["body"], messages=[*asked["messages"], *after])
+        else:
+            begun = f'{{"tool": {json.dumps(name)}, "calls": {count}, "call": {frame}'
+            whole = {"type": "object", "additionalProperties": False,
+                     "properties": {"tool": {"const": name}, "calls": {"const": count},
+                                    "call": schema},
+                     "required": ["tool", "calls", "call"]}  # fmt: skip
+            body = dict(
+                call["body"], messages=[*asked["messages"], {"role": "assistant", "content": begun}]
+            )
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "call", "schema": whole},
+            }
         raw = server.handle_chat_completions(body)
         got = json.loads(_content(raw))
         got = got["call"] if isinstance(got, dict) else got
