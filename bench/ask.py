@@ -29,6 +29,7 @@ import datetime as dt
 import json
 import math
 import os
+import random
 import re
 import statistics
 import sys
@@ -738,6 +739,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ]
     if args.half != "all":  # even positions are the tuning half, odd the held-out half
         indexed = [(i, r) for i, r in indexed if (i % 2 == 0) == (args.half == "tuning")]
+    if args.shuffle is not None:  # a user's requests do not come grouped by plugin
+        random.Random(args.shuffle).shuffle(indexed)
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings.from_env(database=str(Path(tmp) / "bench.db"))
         with Yard.from_settings(settings) as yard:
@@ -754,6 +757,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "threads": args.threads,
         "k": args.k,
         "deadline_s": args.deadline,
+        "shuffle": args.shuffle,
         "load": Path("/proc/loadavg").read_text().split()[:3]
         if Path("/proc/loadavg").exists()
         else None,
@@ -821,6 +825,14 @@ def main(argv: list[str] | None = None) -> None:
         choices=("all", "tuning", "held-out"),
         default="all",
         help="only the tuning (even) or held-out (odd) requests",
+    )
+    parser.add_argument(
+        "--shuffle",
+        type=int,
+        metavar="SEED",
+        help="ask in an order shuffled by SEED: the sets are written grouped by plugin, so "
+        "one request's catalog of tools is often the last one's and the model's prompt "
+        "cache serves it, which a user's mixed requests do not get",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--verbose", action="store_true", help="each request on stderr")
