@@ -20,6 +20,7 @@ from plugyard.llm import (
     Message,
     OpenAIChatModel,
     RetryPolicy,
+    ToolCall,
 )
 from plugyard.llm.calls import (
     CALL_TOKENS,
@@ -29,6 +30,7 @@ from plugyard.llm.calls import (
     _whole_part,
     calls_schema,
     grammar_schema,
+    mend,
     parse_calls,
     respond,
     tidy,
@@ -179,6 +181,42 @@ def test_a_model_that_continues_an_answer_writes_only_the_arguments() -> None:
     assert [(c.name, dict(c.arguments)) for c in done.tool_calls] == [
         ("convert", {"value": 5, "unit": "km"})
     ]
+
+
+def mended(script: Sequence[Reply], calls: Sequence[ToolCall], *tools: dict[str, Any],
+           user: str = "5 km in mi") -> tuple[ChatAnswer, list[dict[str, Any]]]:  # fmt: skip
+    async def main() -> tuple[ChatAnswer, list[dict[str, Any]]]:
+        async with FakeModelServer(script) as fake:
+            model = OpenAIChatModel(fake.base_url, "fake-model", retry=FAST)
+            request = ChatRequest.of(("user", user), tools=tools)
+            return await mend(model, request, calls, "That call was not made."), fake.requests
+
+    return asyncio.run(main())
+
+
+def test_a_refused_call_is_written_again_after_the_reason_without_a_new_choice() -> None:
+    refused = ToolCall("convert", {"value": 10, "unit": "km"})
+    again = Reply.calls(("convert", {"value": 5, "unit": "km"}))
+    done, requests = mended([again], [refused], WEATHER, CONVERT)
+    assert [(c.name, dict(c.arguments)) for c in done.tool_calls] == [
+        ("convert", {"value": 5, "unit": "km"})
+    ]
+    (call,) = requests  # one model call: the choice is not asked again
+    # The call step as respond() asks it, then the refused call and the reason: a
+    # server's prompt cache serves all of it but the last two messages.
+    _, first = answer([Reply.choice("convert"), again], WEATHER, CONVERT, user="5 km in mi")
+    assert call["messages"][:-2] == first[1]["messages"]
+    assert json.loads(call["messages"][-2]["content"]) == [
+        {"name": "convert", "arguments": {"value": 10, "unit": "km"}}
+    ]
+    assert call["messages"][-1]["content"].startswith("That call was not made.")
+    assert schema_of(call)["prefixItems"][0]["properties"]["name"] == {"const": "convert"}
+
+
+def test_only_an_offered_tools_call_is_written_again() -> None:
+    with pytest.raises(LlmError) as raised:
+        mended([], [ToolCall("wipe", {"disk": "sda"})], CONVERT)
+    assert raised.value.code == "llm_invalid_answer"
 
 
 def test_a_model_that_may_not_continue_an_answer_is_sent_none() -> None:

@@ -26,8 +26,15 @@ def ask(yard: Yard, script: Any, message: str, first: tuple[str, ...] = (), **op
     return asyncio.run(run())
 
 
-def last_tool_message(body: dict[str, Any]) -> str:
-    return str([m for m in body["messages"] if m["role"] == "tool"][-1]["content"])
+def mended(body: dict[str, Any], first: dict[str, Any]) -> str:
+    """The repair round's request goes on from the first answer's call step: the same
+    conversation, the refused calls, and the reason last; it asks for calls, not for a
+    choice. The reason it gives the model."""
+    *head, call, reason = body["messages"]
+    assert head[: len(first["messages"]) - 1] == first["messages"][:-1]
+    assert call["role"] == "assistant" and json.loads(call["content"])
+    assert body["response_format"]["json_schema"]["schema"]["type"] == "array"
+    return str(reason["content"])
 
 
 def test_a_question_answered_by_one_call_decided_under_the_choice_and_call_schemas(
@@ -114,9 +121,15 @@ def test_invalid_parameters_go_back_to_the_model_once(yard: Yard) -> None:
     answer, fake = ask(yard, script, "which currency is EUR (euro)", ("r-ref",))
     assert answer.status == "answered", answer.to_dict()
     assert "euro" in answer.text
-    tool = last_tool_message(fake.requests[1])
-    assert "invalid_parameters" in tool
+    reason = mended(fake.requests[1], fake.requests[0])
+    # What the tool returned is data between tags, and only the refused call's tool may
+    # be written again: a tool's words cannot choose another operation.
+    assert "<tool_output>" in reason and "/code" in reason
+    schema = fake.requests[1]["response_format"]["json_schema"]["schema"]
+    assert schema["maxItems"] == 1
+    assert schema["prefixItems"][0]["properties"]["name"] == {"const": tool_name("r-ref", "lookup")}
     assert [s.status for s in answer.steps] == ["error", "success"]
+    assert answer.steps[0].error_code == "invalid_parameters"
     assert answer.steps[1].repaired and answer.cost["tool_calls"] == 2
 
 
@@ -266,10 +279,10 @@ def test_arguments_copied_from_the_description_are_never_called(yard: Yard) -> N
     assert answer.error is not None and answer.error.code == "argument_ungrounded"
     assert answer.error.details["pointer"] == "/value"
     assert answer.cost["tool_calls"] == 0 and "value" in answer.text
-    assert len(fake.requests) == 2  # asked once more, with the reason as the call's result
-    tool = last_tool_message(fake.requests[1])
-    assert "argument_ungrounded" in tool and "10 does not appear" in tool
+    assert len(fake.requests) == 2  # asked once more, with the reason after the call
+    assert "10 does not appear" in mended(fake.requests[1], fake.requests[0])
     assert [s.status for s in answer.steps] == ["needs_input", "needs_input"]
+    assert [s.error_code for s in answer.steps] == ["argument_ungrounded"] * 2
 
 
 def test_a_call_cut_off_at_its_budget_is_never_made_with_a_value_cut_short(
@@ -280,14 +293,14 @@ def test_a_call_cut_off_at_its_budget_is_never_made_with_a_value_cut_short(
     # out keeps the tool from counting the words of a part of the text.
     written = f'[{{"name": "{stats}", "arguments": {{"text": "the quick brown'
     cut = Reply(content=written, finish_reason="length")
-    answer, fake = ask(yard, [Reply.choice(stats), cut, Reply.choice("none")],
+    answer, fake = ask(yard, [Reply.choice(stats), cut, cut],
                        'How many words are in "the quick brown fox jumps"?',
                        ("text-stats",))  # fmt: skip
-    assert answer.status == "none" and answer.cost["tool_calls"] == 0
+    assert answer.status == "needs_input" and answer.cost["tool_calls"] == 0
+    assert answer.error is not None and answer.error.details["pointer"] == "/text"
     assert fake.requests[1]["max_tokens"] < 512  # the request's own cap
-    tool = last_tool_message(fake.requests[2])
-    assert "argument_ungrounded" in tool and "text" in tool
-    assert [s.status for s in answer.steps] == ["needs_input", "none"]
+    assert "text" in mended(fake.requests[2], fake.requests[1])
+    assert [s.status for s in answer.steps] == ["needs_input", "needs_input"]
 
 
 def test_a_repaired_call_of_the_requests_own_values_is_made(yard: Yard) -> None:

@@ -196,13 +196,61 @@ async def respond(
 
     planned = [chosen, *dict.fromkeys(p for p in parts if p != chosen and p in names)]
     count = max(count, len(planned))
+    call, order = _call_step(model, request, prompt, tools, planned, count, deadline)
+    answer = await _written(model, call, order, count, len(planned))
+    answers.append(answer)
+    said = _said(request.messages)
+    kept = _tidied(_calls_written(answer, names), tools, said)
+    if count > written:
+        kept = _surplus_dropped(kept, written, tools, said)
+    return _merged(answers, answer, kept, started)
+
+
+async def mend(model: ChatModel, request: ChatRequest, calls: Sequence[ToolCall],
+               reason: str) -> ChatAnswer:  # fmt: skip
+    """``calls`` (:func:`respond`'s answer to ``request``) written again after
+    ``reason``, the sentence that says why they were not made or failed. The call step
+    goes on from the calls with the reason after them; the choice is not asked again.
+    Asked again, the choice cost a repair round a second reading of the conversation
+    and never changed the tool the 0.5B model chose (bench/labs/ASK_LAB.md, "A repair
+    that goes on from the call"); this way the prompt cache serves all but the reason."""
+    tools = [t for t in (Tool.of(d) for d in request.tools or ()) if t.name]
+    names = [t.name for t in tools]
+    planned = list(dict.fromkeys(c.name for c in calls if c.name in names))
+    if not planned:
+        raise LlmError("no offered tool's call to write again", code="llm_invalid_answer")
+    started = time.perf_counter()
+    deadline = started + request.deadline_s
+    prompt = _prompt(request.messages, tools)
+    call, order = _call_step(model, request, prompt, tools, planned, len(calls), deadline)
+    # In the layout of the frame the model goes on from (_frame).
+    written = (
+        "[\n  "
+        + ",\n  ".join(
+            json.dumps({"name": c.name, "arguments": dict(c.arguments)}, ensure_ascii=False)
+            for c in calls
+        )
+        + "\n]"
+    )
+    again = Message("system", f"{reason} Write the call again.")
+    call = replace(call, messages=(*call.messages, Message("assistant", written), again))
+    answer = await _written(model, call, order, len(calls), len(planned))
+    kept = _tidied(_calls_written(answer, names), tools, _said(request.messages))
+    return _merged([answer], answer, kept, started)
+
+
+def _call_step(model: ChatModel, request: ChatRequest, prompt: Sequence[Message],
+               tools: Sequence[Tool], planned: Sequence[str], count: int,
+               deadline: float) -> tuple[ChatRequest, list[Tool]]:  # fmt: skip
+    """The request for ``count`` calls, the first ones to ``planned`` in turn, and the
+    tools in the order its schema offers them."""
     order = [next(t for t in tools if t.name == name) for name in planned]
     order += [t for t in tools if t.name not in planned]
     instruction = _CALL.format(name=" and ".join(planned), count=_calls_text(count))
     instruction += "".join(
         _parameters_text(t, named=len(planned) > 1) for t in order[: len(planned)]
     )
-    call = replace(
+    step = replace(
         _step(
             request,
             (*prompt, Message("system", instruction)),
@@ -214,6 +262,13 @@ async def respond(
         # conversion's call then takes about 24 generated tokens instead of 43.
         prefix=_frame(planned[0]) if continues(model) else "",
     )
+    return step, order
+
+
+async def _written(model: ChatModel, call: ChatRequest, order: Sequence[Tool], count: int,
+                   planned: int) -> ChatAnswer:  # fmt: skip
+    """The model's answer to the call step; an answer cut off at its budget read as far
+    as it is whole."""
     try:
         answer = await model.chat(call)
     except LlmError as exc:
@@ -221,11 +276,14 @@ async def respond(
             raise
         # The server could not compile the tool's schema into a grammar: ask again with
         # the arguments unconstrained, still read as calls.
-        loose = calls_schema(order, count, loose=True, planned=len(planned))
+        loose = calls_schema(order, count, loose=True, planned=planned)
         answer = await model.chat(replace(call, json_schema=loose))
-    answers.append(answer)
     if answer.finish_reason == "length" and not answer.tool_calls:
         answer = replace(answer, json=_whole_part(answer.text))
+    return answer
+
+
+def _calls_written(answer: ChatAnswer, names: Sequence[str]) -> tuple[ToolCall, ...]:
     calls = answer.tool_calls or _calls_of(answer, names)
     if not calls:
         raise LlmError(
@@ -233,11 +291,7 @@ async def respond(
             code="llm_invalid_answer",
             text=answer.text[:500],
         )
-    said = _said(request.messages)
-    kept = _tidied(calls, tools, said)
-    if count > written:
-        kept = _surplus_dropped(kept, written, tools, said)
-    return _merged(answers, answer, kept, started)
+    return calls
 
 
 # ------------------------------------------------------------------ prompts, schemas

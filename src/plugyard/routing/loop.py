@@ -8,8 +8,9 @@ it; they differ only in the transcript they hand it and in who writes the final 
   then writes the calls under a schema built from the tool's parameters (text-form
   calls read as a fallback). One method, the one measured on BFCL.
 - **Ground, hold, once per need** (act.py): an argument the conversation does not
-  support goes back to the model once as an ``argument_ungrounded`` tool result, then
-  the request ends ``needs_input``; a write chosen after a tool's output is held
+  support goes back to the model once with the reason (ask: its call written again
+  after it, llm/calls.mend; chat: as an ``argument_ungrounded`` tool result), then the
+  request ends ``needs_input``; a write chosen after a tool's output is held
   (``pending_confirmation``); an identical call is not made twice (``repeated``).
 - **Call** through the executor with the caller's context and an idempotency key
   derived from the request id, so the same request id replays instead of running twice.
@@ -35,7 +36,7 @@ from typing import Any, Literal
 from plugyard.errors import PlugyardError
 from plugyard.execution.result import Result
 from plugyard.llm import ChatAnswer, ChatModel, ChatRequest, LlmError, Message, ToolCall, Usage
-from plugyard.llm.calls import parse_calls, respond
+from plugyard.llm.calls import mend, parse_calls, respond
 from plugyard.llm.errors import timed_out, unavailable
 from plugyard.llm.grounding import Evidence
 from plugyard.routing.act import Calls, Grounded, is_side_effect
@@ -137,6 +138,7 @@ class Loop:
     _mark: tuple[float, int, int] = (0.0, 0, 0)
     _conversation: tuple[Message, ...] = ()
     _refused: tuple[str, Grounded] | None = None  # the client's call sent back for its values
+    _mending: tuple[tuple[ToolCall, ...], str] | None = None  # ask's calls to write again, why
 
     @property
     def tokens(self) -> int:
@@ -167,7 +169,8 @@ class Loop:
         for number in range(1, self.max_rounds + (2 if by_model else 1)):
             last = by_model and number > self.max_rounds
             tools = (*self.client_tools, *(() if last else self.offer.tools))
-            answer = await self._decide(messages, tools, self._favoured(number))
+            mending, self._mending = self._mending, None
+            answer = await self._decide(messages, tools, self._favoured(number), mending)
             theirs = tuple(c for c in answer.tool_calls if c.name in self.reserved)
             if theirs:  # none of the yard's calls of that answer is made
                 handed, invented = self._grounded_client(theirs)
@@ -191,6 +194,8 @@ class Loop:
             for call in calls:
                 output, ending = await self._act(call, number)
                 messages.append(Message("tool", output, tool_call_id=call.id))
+                if self._mending is not None and not self._mending[0]:
+                    self._mending = (calls, self._mending[1])
                 if ending is not None:  # nothing after it runs: the user decides
                     return ending
             if not by_model and not self._retry:
@@ -306,7 +311,10 @@ class Loop:
         if grounded.missing:
             reason = grounded.reason()
             if not self.repaired:
-                self._spend_repair(f"argument_ungrounded: {reason}")
+                self._spend_repair(
+                    f"argument_ungrounded: {reason}",
+                    f"That call was not made: {reason}. {REPAIR_NOTE}",
+                )
                 self.record(candidate, "needs_input", call=call, round=number,
                              arguments=call.arguments, error_code="argument_ungrounded",
                              notes=("sent back to the model once with the reason",),
@@ -377,7 +385,9 @@ class Loop:
         if not result.ok:
             if code == "invalid_parameters" and not self.repaired:
                 message = result.error.message if result.error is not None else ""
-                self._spend_repair(f"invalid_parameters: {message}")
+                # What the tool said stays data between tags, as every output does.
+                self._spend_repair(f"invalid_parameters: {message}",
+                                   f"That call failed; the tool returned:\n{output}\n")  # fmt: skip
                 self.record(candidate, result.status, spends=True, **record)
                 return output, None
             self.record(candidate, result.status, **record)
@@ -402,12 +412,17 @@ class Loop:
         self.record(candidate, result.status, **record)
         return output, None
 
-    def _spend_repair(self, note: str) -> bool:
-        """Spend the request's one repair round on ``note``; whether it was still there."""
+    def _spend_repair(self, note: str, mend: str | None = None) -> bool:
+        """Spend the request's one repair round on ``note``; whether it was still there.
+        ``mend``: why a call of the ask flow was not made or failed; the repair round
+        then has the model write the answer's calls again after that reason
+        (llm/calls.mend) instead of deciding anew."""
         if self.repaired:
             return False
         self.repaired = self._retry = True
         self._notes.append(f"repair: {note}")
+        if mend is not None and self.answers_with == "output":
+            self._mending = ((), mend)  # the answer's calls are added once all are acted on
         return True
 
     # ------------------------------------------------------------------ compose
@@ -457,17 +472,22 @@ class Loop:
         return Favoured(str(self.offer.tools[0]["function"]["name"]))
 
     async def _decide(self, messages: Sequence[Message], tools: tuple[Mapping[str, Any], ...],
-                      favoured: Favoured | None = None) -> ChatAnswer:  # fmt: skip
+                      favoured: Favoured | None = None,
+                      mending: tuple[tuple[ToolCall, ...], str] | None = None,
+                      ) -> ChatAnswer:  # fmt: skip
         """The model's answer: calls or text. ``llm_invalid_answer`` (it chose a tool
-        and wrote no call) is asked once more in the ask flow's repair round."""
+        and wrote no call) is asked once more in the ask flow's repair round.
+        ``mending``: the ask flow's calls to write again, and why (llm/calls.mend), over
+        the conversation as the caller sent it."""
         while True:
             try:
-                request = ChatRequest(tuple(messages), json_schema=self.json_schema,
+                sent = self._conversation if mending is not None else tuple(messages)
+                request = ChatRequest(sent, json_schema=self.json_schema,
                                       schema_name=self.schema_name, tools=tools or None,
                                       **self._options())  # fmt: skip
                 # Ask composes its own answer: no words are written when nothing fits.
                 return await self._chat(request, text=self.answers_with == "model",
-                                        favoured=favoured)  # fmt: skip
+                                        favoured=favoured, mending=mending)  # fmt: skip
             except OutOfTokens:
                 self.record(None, "step_limit", notes=("the token budget is spent",))
                 raise
@@ -481,16 +501,21 @@ class Loop:
                 raise
 
     async def _chat(self, request: ChatRequest, *, text: bool = True,
-                    favoured: Favoured | None = None) -> ChatAnswer:  # fmt: skip
+                    favoured: Favoured | None = None,
+                    mending: tuple[tuple[ToolCall, ...], str] | None = None,
+                    ) -> ChatAnswer:  # fmt: skip
         if self.max_tokens is not None and self.tokens >= self.max_tokens:
             raise OutOfTokens
         started = time.perf_counter()
         try:
             # Calls come back as calls whatever the server (llm/calls.py).
-            answer = await respond(self.model, request, text=text,
-                                   favoured=favoured.name if favoured else None,
-                                   over_none=favoured.over_none if favoured else True,
-                                   parts=favoured.parts if favoured else ())  # fmt: skip
+            if mending is not None:
+                answer = await mend(self.model, request, *mending)
+            else:
+                answer = await respond(self.model, request, text=text,
+                                       favoured=favoured.name if favoured else None,
+                                       over_none=favoured.over_none if favoured else True,
+                                       parts=favoured.parts if favoured else ())  # fmt: skip
         except LlmError:
             self.llm_calls += 1
             self.llm_ms += (time.perf_counter() - started) * 1000
