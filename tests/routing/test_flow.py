@@ -8,6 +8,8 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from plugyard.llm.testing import FakeModelServer, Reply
 from plugyard.routing import Answer
 from plugyard.yard import Yard
@@ -301,6 +303,16 @@ def test_a_call_cut_off_at_its_budget_is_never_made_with_a_value_cut_short(
     assert fake.requests[1]["max_tokens"] < 512  # the request's own cap
     assert "text" in mended(fake.requests[2], fake.requests[1])
     assert [s.status for s in answer.steps] == ["needs_input", "needs_input"]
+
+
+@pytest.mark.parametrize(
+    "again", [Reply.garbage(), Reply.text("I am not sure."), Reply.choice("none")]
+)
+def test_a_repair_answered_with_no_call_is_a_documented_error(yard: Yard, again: Reply) -> None:
+    answer, fake = ask(yard, [copied_example({}), again], "Convert 350 F to C", ("unit-convert",))
+    assert answer.status == "error" and answer.error is not None
+    assert answer.error.code in ("llm_invalid_answer", "llm_unavailable")
+    assert answer.cost["tool_calls"] == 0 and len(fake.requests) == 2
 
 
 def test_a_repaired_call_of_the_requests_own_values_is_made(yard: Yard) -> None:
