@@ -135,8 +135,9 @@ def test_invalid_parameters_go_back_to_the_model_once(yard: Yard) -> None:
     assert answer.steps[1].repaired and answer.cost["tool_calls"] == 2
 
 
-def test_invalid_parameters_twice_is_the_executors_error(yard: Yard) -> None:
-    script = [choose("r-ref", "lookup", code="x"), choose("r-ref", "lookup", code="y")]
+@pytest.mark.parametrize("again", [choose("r-ref", "lookup", code="y"), Reply.text("hm")])
+def test_invalid_parameters_twice_is_the_executors_error(yard: Yard, again: Reply) -> None:
+    script = [choose("r-ref", "lookup", code="x"), again]
     answer, _ = ask(yard, script, "currency x, or else y", ("r-ref",))
     assert answer.error is not None and answer.error.code == "invalid_parameters"
 
@@ -306,13 +307,15 @@ def test_a_call_cut_off_at_its_budget_is_never_made_with_a_value_cut_short(
 
 
 @pytest.mark.parametrize(
-    "again", [Reply.garbage(), Reply.text("I am not sure."), Reply.choice("none")]
+    "again", [Reply.text("I am not sure."), Reply.choice("none"), Reply.garbage()]
 )
-def test_a_repair_answered_with_no_call_is_a_documented_error(yard: Yard, again: Reply) -> None:
+def test_a_repair_answered_with_no_call_ends_as_the_refusal_did(yard: Yard, again: Reply) -> None:
     answer, fake = ask(yard, [copied_example({}), again], "Convert 350 F to C", ("unit-convert",))
-    assert answer.status == "error" and answer.error is not None
-    assert answer.error.code in ("llm_invalid_answer", "llm_unavailable")
+    assert answer.status == "needs_input" and answer.error is not None
+    assert answer.error.code == "argument_ungrounded"
+    assert answer.error.details["pointer"] == "/value"
     assert answer.cost["tool_calls"] == 0 and len(fake.requests) == 2
+    assert [s.status for s in answer.steps] == ["needs_input", "needs_input"]
 
 
 def test_a_repaired_call_of_the_requests_own_values_is_made(yard: Yard) -> None:

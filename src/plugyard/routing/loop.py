@@ -101,6 +101,16 @@ class Ending:
     client_calls: tuple[ToolCall, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Mending:
+    """The ask flow's repair round: why the answer's calls were not made or failed, how
+    the request ends if the model writes no call again, and the calls."""
+
+    reason: str
+    ending: Ending
+    calls: tuple[ToolCall, ...] = ()
+
+
 @dataclass(slots=True)
 class Loop:
     """One request's run of the loop (mutable, private to that request)."""
@@ -138,7 +148,7 @@ class Loop:
     _mark: tuple[float, int, int] = (0.0, 0, 0)
     _conversation: tuple[Message, ...] = ()
     _refused: tuple[str, Grounded] | None = None  # the client's call sent back for its values
-    _mending: tuple[tuple[ToolCall, ...], str] | None = None  # ask's calls to write again, why
+    _mending: Mending | None = None  # ask's repair round: the calls to write again
 
     @property
     def tokens(self) -> int:
@@ -170,7 +180,13 @@ class Loop:
             last = by_model and number > self.max_rounds
             tools = (*self.client_tools, *(() if last else self.offer.tools))
             mending, self._mending = self._mending, None
-            answer = await self._decide(messages, tools, self._favoured(number), mending)
+            if mending is not None:
+                mended = await self._mend(mending)
+                if isinstance(mended, Ending):
+                    return mended
+                answer = mended
+            else:
+                answer = await self._decide(messages, tools, self._favoured(number))
             theirs = tuple(c for c in answer.tool_calls if c.name in self.reserved)
             if theirs:  # none of the yard's calls of that answer is made
                 handed, invented = self._grounded_client(theirs)
@@ -194,8 +210,8 @@ class Loop:
             for call in calls:
                 output, ending = await self._act(call, number)
                 messages.append(Message("tool", output, tool_call_id=call.id))
-                if self._mending is not None and not self._mending[0]:
-                    self._mending = (calls, self._mending[1])
+                if self._mending is not None and not self._mending.calls:
+                    self._mending = replace(self._mending, calls=calls)
                 if ending is not None:  # nothing after it runs: the user decides
                     return ending
             if not by_model and not self._retry:
@@ -310,11 +326,10 @@ class Loop:
         grounded = calls.ground(candidate, call.arguments)
         if grounded.missing:
             reason = grounded.reason()
+            ending = _needs_input(f"{candidate.plugin_id}.{candidate.operation.id}", grounded)
             if not self.repaired:
-                self._spend_repair(
-                    f"argument_ungrounded: {reason}",
-                    f"That call was not made: {reason}. {REPAIR_NOTE}",
-                )
+                self._spend_repair(f"argument_ungrounded: {reason}", Mending(
+                    f"That call was not made: {reason}. {REPAIR_NOTE}", ending))  # fmt: skip
                 self.record(candidate, "needs_input", call=call, round=number,
                              arguments=call.arguments, error_code="argument_ungrounded",
                              notes=("sent back to the model once with the reason",),
@@ -323,7 +338,6 @@ class Loop:
             self.record(candidate, "needs_input", call=call, round=number,
                          arguments=call.arguments, error_code="argument_ungrounded",
                          notes=(f"not called: {reason}",))  # fmt: skip
-            ending = _needs_input(f"{candidate.plugin_id}.{candidate.operation.id}", grounded)
             return refused_output("argument_ungrounded", reason), ending
         arguments = dict(grounded.arguments)
         self._notes += grounded.notes()
@@ -383,17 +397,16 @@ class Loop:
                     f"(action {held.get('action_id')}); it has not run.")  # fmt: skip
             return output, Ending("pending_approval", text, pending=dict(held))
         if not result.ok:
+            error = result.error or ErrorInfo(result.status, f"the call ended {result.status}")
+            failed = Ending("error", f"{error.code}: {error.message}", result.data, error=error)
             if code == "invalid_parameters" and not self.repaired:
-                message = result.error.message if result.error is not None else ""
                 # What the tool said stays data between tags, as every output does.
-                self._spend_repair(f"invalid_parameters: {message}",
-                                   f"That call failed; the tool returned:\n{output}\n")  # fmt: skip
+                self._spend_repair(f"invalid_parameters: {error.message}", Mending(
+                    f"That call failed; the tool returned:\n{output}\n", failed))  # fmt: skip
                 self.record(candidate, result.status, spends=True, **record)
                 return output, None
             self.record(candidate, result.status, **record)
-            error = result.error or ErrorInfo(result.status, f"the call ended {result.status}")
-            text = f"{error.code}: {error.message}"
-            return output, Ending("error", text, result.data, error=error)
+            return output, failed
         if self.accepted is not None:
             self.accepted(candidate)
         if self.answers_with == "output":
@@ -412,17 +425,17 @@ class Loop:
         self.record(candidate, result.status, **record)
         return output, None
 
-    def _spend_repair(self, note: str, mend: str | None = None) -> bool:
+    def _spend_repair(self, note: str, mending: Mending | None = None) -> bool:
         """Spend the request's one repair round on ``note``; whether it was still there.
-        ``mend``: why a call of the ask flow was not made or failed; the repair round
-        then has the model write the answer's calls again after that reason
+        ``mending``: a call of the ask flow that was not made or failed; the repair round
+        then has the model write the answer's calls again after its reason
         (llm/calls.mend) instead of deciding anew."""
         if self.repaired:
             return False
         self.repaired = self._retry = True
         self._notes.append(f"repair: {note}")
-        if mend is not None and self.answers_with == "output":
-            self._mending = ((), mend)  # the answer's calls are added once all are acted on
+        if mending is not None and self.answers_with == "output":
+            self._mending = mending  # the answer's calls are added once all are acted on
         return True
 
     # ------------------------------------------------------------------ compose
@@ -472,22 +485,17 @@ class Loop:
         return Favoured(str(self.offer.tools[0]["function"]["name"]))
 
     async def _decide(self, messages: Sequence[Message], tools: tuple[Mapping[str, Any], ...],
-                      favoured: Favoured | None = None,
-                      mending: tuple[tuple[ToolCall, ...], str] | None = None,
-                      ) -> ChatAnswer:  # fmt: skip
+                      favoured: Favoured | None = None) -> ChatAnswer:  # fmt: skip
         """The model's answer: calls or text. ``llm_invalid_answer`` (it chose a tool
-        and wrote no call) is asked once more in the ask flow's repair round.
-        ``mending``: the ask flow's calls to write again, and why (llm/calls.mend), over
-        the conversation as the caller sent it."""
+        and wrote no call) is asked once more in the ask flow's repair round."""
         while True:
             try:
-                sent = self._conversation if mending is not None else tuple(messages)
-                request = ChatRequest(sent, json_schema=self.json_schema,
+                request = ChatRequest(tuple(messages), json_schema=self.json_schema,
                                       schema_name=self.schema_name, tools=tools or None,
                                       **self._options())  # fmt: skip
                 # Ask composes its own answer: no words are written when nothing fits.
                 return await self._chat(request, text=self.answers_with == "model",
-                                        favoured=favoured, mending=mending)  # fmt: skip
+                                        favoured=favoured)  # fmt: skip
             except OutOfTokens:
                 self.record(None, "step_limit", notes=("the token budget is spent",))
                 raise
@@ -500,17 +508,36 @@ class Loop:
                     self.record(None, "error", error_code=exc.code)
                 raise
 
+    async def _mend(self, mending: Mending) -> ChatAnswer | Ending:
+        """The ask flow's repair round: the calls written again after the reason, over
+        the conversation as the caller sent it. A model that writes no call then leaves
+        the refusal as it was: the request ends as it would have without the round."""
+        try:
+            request = ChatRequest(self._conversation, tools=self.offer.tools or None,
+                                  **self._options())  # fmt: skip
+            return await self._chat(request, mending=mending)
+        except OutOfTokens:
+            self.record(None, "step_limit", notes=("the token budget is spent",))
+            raise
+        except LlmError as exc:
+            if exc.code != "llm_invalid_answer":
+                self.record(None, "error", error_code=exc.code)
+                raise
+            ending = mending.ending
+            self.record(None, ending.status, error_code=ending.error.code if ending.error
+                        else None, notes=("the repair round wrote no call",))  # fmt: skip
+            return ending
+
     async def _chat(self, request: ChatRequest, *, text: bool = True,
                     favoured: Favoured | None = None,
-                    mending: tuple[tuple[ToolCall, ...], str] | None = None,
-                    ) -> ChatAnswer:  # fmt: skip
+                    mending: Mending | None = None) -> ChatAnswer:  # fmt: skip
         if self.max_tokens is not None and self.tokens >= self.max_tokens:
             raise OutOfTokens
         started = time.perf_counter()
         try:
             # Calls come back as calls whatever the server (llm/calls.py).
             if mending is not None:
-                answer = await mend(self.model, request, *mending)
+                answer = await mend(self.model, request, mending.calls, mending.reason)
             else:
                 answer = await respond(self.model, request, text=text,
                                        favoured=favoured.name if favoured else None,
