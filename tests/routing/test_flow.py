@@ -318,6 +318,29 @@ def test_a_repair_answered_with_no_call_ends_as_the_refusal_did(yard: Yard, agai
     assert [s.status for s in answer.steps] == ["needs_input", "needs_input"]
 
 
+def test_only_the_refused_call_of_an_answer_is_written_again(yard: Yard) -> None:
+    """Two calls, the first made and the second refused: the repair asks for the second
+    alone, so the first is not made twice and both answer."""
+    first = calls(("unit-convert", "convert", {"value": 5, "from_unit": "km", "to_unit": "mi"}),
+                  ("calculator", "execute", {"expression": "99*2"}))  # fmt: skip
+    again = choose("calculator", "execute", expression="6*7")
+    answer, fake = ask(yard, [first, again], "convert 5 km to miles and work out 6*7",
+                       ("unit-convert", "calculator"))  # fmt: skip
+    assert answer.status == "answered", answer.to_dict()
+    assert answer.cost["tool_calls"] == 2 and len(answer.data) == 2
+    assert answer.data[1]["result"] == 42
+    reason = mended(fake.requests[1], fake.requests[0])
+    assert "99" in reason and tool_name("calculator", "execute") in reason
+    schema = fake.requests[1]["response_format"]["json_schema"]["schema"]
+    assert schema["maxItems"] == 1
+    assert schema["prefixItems"][0]["properties"]["name"] == {
+        "const": tool_name("calculator", "execute")
+    }
+    written = json.loads(fake.requests[1]["messages"][-2]["content"])
+    assert [c["name"] for c in written] == [tool_name("unit-convert", "convert"),
+                                            tool_name("calculator", "execute")]  # fmt: skip
+
+
 def test_a_repaired_call_of_the_requests_own_values_is_made(yard: Yard) -> None:
     script = [copied_example({}),
               choose("unit-convert", "convert", value=350, from_unit="F", to_unit="C")]  # fmt: skip

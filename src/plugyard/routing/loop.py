@@ -103,9 +103,12 @@ class Ending:
 
 @dataclass(frozen=True, slots=True)
 class Mending:
-    """The ask flow's repair round: why the answer's calls were not made or failed, how
-    the request ends if the model writes no call again, and the calls."""
+    """The ask flow's repair round: the call that was not made or failed and why, how
+    the request ends if the model writes no call again, and the answer's calls (the
+    others ran, and are not asked for again: a call repeated would end the request with
+    the outputs so far, before the one mended is made)."""
 
+    refused: ToolCall
     reason: str
     ending: Ending
     calls: tuple[ToolCall, ...] = ()
@@ -148,7 +151,8 @@ class Loop:
     _mark: tuple[float, int, int] = (0.0, 0, 0)
     _conversation: tuple[Message, ...] = ()
     _refused: tuple[str, Grounded] | None = None  # the client's call sent back for its values
-    _mending: Mending | None = None  # ask's repair round: the calls to write again
+    _mending: Mending | None = None  # ask's repair round: the call to write again
+    _answer: tuple[ToolCall, ...] = ()  # the calls of the model's answer being acted on
 
     @property
     def tokens(self) -> int:
@@ -203,15 +207,13 @@ class Loop:
                 return self._no_call(answer)
             if last:  # the yard's tools were withdrawn and the model called one anyway
                 return Ending("text", answer=answer, limit="max_rounds")
-            calls = _with_ids(answer.tool_calls, number)
+            calls = self._answer = _with_ids(answer.tool_calls, number)
             messages.append(Message("assistant", answer.text, tool_calls=calls))
             self._retry = False
             self.calls.next_answer()
             for call in calls:
                 output, ending = await self._act(call, number)
                 messages.append(Message("tool", output, tool_call_id=call.id))
-                if self._mending is not None and not self._mending.calls:
-                    self._mending = replace(self._mending, calls=calls)
                 if ending is not None:  # nothing after it runs: the user decides
                     return ending
             if not by_model and not self._retry:
@@ -329,7 +331,8 @@ class Loop:
             ending = _needs_input(f"{candidate.plugin_id}.{candidate.operation.id}", grounded)
             if not self.repaired:
                 self._spend_repair(f"argument_ungrounded: {reason}", Mending(
-                    f"That call was not made: {reason}. {REPAIR_NOTE}", ending))  # fmt: skip
+                    call, f"{_that(call, self._answer)} was not made: {reason}. {REPAIR_NOTE}",
+                    ending))  # fmt: skip
                 self.record(candidate, "needs_input", call=call, round=number,
                              arguments=call.arguments, error_code="argument_ungrounded",
                              notes=("sent back to the model once with the reason",),
@@ -402,7 +405,8 @@ class Loop:
             if code == "invalid_parameters" and not self.repaired:
                 # What the tool said stays data between tags, as every output does.
                 self._spend_repair(f"invalid_parameters: {error.message}", Mending(
-                    f"That call failed; the tool returned:\n{output}\n", failed))  # fmt: skip
+                    call, f"{_that(call, self._answer)} failed; the tool returned:\n{output}\n",
+                    failed))  # fmt: skip
                 self.record(candidate, result.status, spends=True, **record)
                 return output, None
             self.record(candidate, result.status, **record)
@@ -435,7 +439,7 @@ class Loop:
         self.repaired = self._retry = True
         self._notes.append(f"repair: {note}")
         if mending is not None and self.answers_with == "output":
-            self._mending = mending  # the answer's calls are added once all are acted on
+            self._mending = replace(mending, calls=self._answer)
         return True
 
     # ------------------------------------------------------------------ compose
@@ -537,7 +541,8 @@ class Loop:
         try:
             # Calls come back as calls whatever the server (llm/calls.py).
             if mending is not None:
-                answer = await mend(self.model, request, mending.calls, mending.reason)
+                answer = await mend(self.model, request, mending.calls, mending.reason,
+                                    (mending.refused,))  # fmt: skip
             else:
                 answer = await respond(self.model, request, text=text,
                                        favoured=favoured.name if favoured else None,
@@ -598,6 +603,12 @@ def _needs_input(tool: str, grounded: Grounded) -> Ending:
     error = ErrorInfo("argument_ungrounded", grounded.reason(),
                       {"pointer": first.pointer, "argument": first.name})  # fmt: skip
     return Ending("needs_input", f"{tool} was not called: {grounded.question()}", error=error)
+
+
+def _that(call: ToolCall, answer: Sequence[ToolCall]) -> str:
+    """How the repair's reason names the call: "That call" when it was the answer's
+    only one."""
+    return "That call" if len(answer) <= 1 else f"The call of {call.name}"
 
 
 def _with_ids(calls: tuple[ToolCall, ...], number: int) -> tuple[ToolCall, ...]:
