@@ -111,7 +111,7 @@ class Mending:
     refused: ToolCall
     reason: str
     ending: Ending
-    calls: tuple[ToolCall, ...] = ()
+    calls: tuple[ToolCall, ...]
 
 
 @dataclass(slots=True)
@@ -332,7 +332,7 @@ class Loop:
             if not self.repaired:
                 self._spend_repair(f"argument_ungrounded: {reason}", Mending(
                     call, f"{_that(call, self._answer)} was not made: {reason}. {REPAIR_NOTE}",
-                    ending))  # fmt: skip
+                    ending, self._answer))  # fmt: skip
                 self.record(candidate, "needs_input", call=call, round=number,
                              arguments=call.arguments, error_code="argument_ungrounded",
                              notes=("sent back to the model once with the reason",),
@@ -406,7 +406,7 @@ class Loop:
                 # What the tool said stays data between tags, as every output does.
                 self._spend_repair(f"invalid_parameters: {error.message}", Mending(
                     call, f"{_that(call, self._answer)} failed; the tool returned:\n{output}\n",
-                    failed))  # fmt: skip
+                    failed, self._answer))  # fmt: skip
                 self.record(candidate, result.status, spends=True, **record)
                 return output, None
             self.record(candidate, result.status, **record)
@@ -439,7 +439,7 @@ class Loop:
         self.repaired = self._retry = True
         self._notes.append(f"repair: {note}")
         if mending is not None and self.answers_with == "output":
-            self._mending = replace(mending, calls=self._answer)
+            self._mending = mending
         return True
 
     # ------------------------------------------------------------------ compose
