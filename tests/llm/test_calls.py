@@ -189,7 +189,8 @@ def mended(script: Sequence[Reply], calls: Sequence[ToolCall], *tools: dict[str,
         async with FakeModelServer(script) as fake:
             model = OpenAIChatModel(fake.base_url, "fake-model", retry=FAST)
             request = ChatRequest.of(("user", user), tools=tools)
-            return await mend(model, request, calls, "That call was not made."), fake.requests
+            written = await mend(model, request, calls, calls[0], "That call was not made.")
+            return written, fake.requests
 
     return asyncio.run(main())
 

@@ -207,24 +207,22 @@ async def respond(
 
 
 async def mend(model: ChatModel, request: ChatRequest, calls: Sequence[ToolCall],
-               reason: str, refused: Sequence[ToolCall] = ()) -> ChatAnswer:  # fmt: skip
-    """``refused`` (all of ``calls``, :func:`respond`'s answer to ``request``, when not
-    given) written again after ``reason``, the sentence that says why it was not made or
-    failed; the others of ``calls`` ran and are not asked for again. The call step goes
-    on from the calls with the reason after them; the choice is not asked again.
-    Asked again, the choice cost a repair round a second reading of the conversation
-    and never changed the tool the 0.5B model chose (bench/labs/ASK_LAB.md, "A repair
-    that goes on from the call"); this way the prompt cache serves all but the reason."""
+               refused: ToolCall, reason: str) -> ChatAnswer:  # fmt: skip
+    """``refused``, one of ``calls`` (:func:`respond`'s answer to ``request``), written
+    again after ``reason``, the sentence that says why it was not made or failed; the
+    others of ``calls`` ran and are not asked for again. The call step goes on from the
+    calls with the reason after them; the choice is not asked again. Asked again, the
+    choice cost a repair round a second reading of the conversation and never changed
+    the tool the 0.5B model chose (bench/labs/ASK_LAB.md, "A repair that goes on from the
+    call"); this way the prompt cache serves all but the reason."""
     tools = [t for t in (Tool.of(d) for d in request.tools or ()) if t.name]
     names = [t.name for t in tools]
-    again = refused or calls
-    planned = list(dict.fromkeys(c.name for c in again if c.name in names))
-    if not planned:
+    if refused.name not in names:
         raise LlmError("no offered tool's call to write again", code="llm_invalid_answer")
     started = time.perf_counter()
     deadline = started + request.deadline_s
     prompt = _prompt(request.messages, tools)
-    call, order = _call_step(model, request, prompt, tools, planned, len(again), deadline)
+    call, order = _call_step(model, request, prompt, tools, [refused.name], 1, deadline)
     # In the layout of the frame the model goes on from (_frame).
     written = (
         "[\n  "
@@ -236,7 +234,7 @@ async def mend(model: ChatModel, request: ChatRequest, calls: Sequence[ToolCall]
     )
     why = Message("system", f"{reason} Write the call again.")
     call = replace(call, messages=(*call.messages, Message("assistant", written), why))
-    answer = await _written(model, call, order, len(again), len(planned))
+    answer = await _written(model, call, order, 1, 1)
     kept = _tidied(_calls_written(answer, names), tools, _said(request.messages))
     return _merged([answer], answer, kept, started)
 

@@ -541,8 +541,8 @@ class Loop:
         try:
             # Calls come back as calls whatever the server (llm/calls.py).
             if mending is not None:
-                answer = await mend(self.model, request, mending.calls, mending.reason,
-                                    (mending.refused,))  # fmt: skip
+                answer = await mend(self.model, request, mending.calls, mending.refused,
+                                    mending.reason)  # fmt: skip
             else:
                 answer = await respond(self.model, request, text=text,
                                        favoured=favoured.name if favoured else None,
