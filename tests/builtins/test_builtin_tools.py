@@ -330,6 +330,11 @@ def test_now_and_zone_search() -> None:
         ("UTC+5", "UTC+05:00"),
         ("gmt-03:30", "UTC-03:30"),
         ("EST", "EST"),
+        ("Mumbai", "Asia/Kolkata"),  # a city no IANA name ends with
+        ("Bombay", "Asia/Kolkata"),  # another name it goes by
+        ("Seattle", "America/Los_Angeles"),
+        ("Munich, Germany", "Europe/Berlin"),
+        ("Tokio", "Asia/Tokyo"),
     ],
 )
 def test_a_zone_may_be_named_as_people_name_places(name: str, zone: str) -> None:
@@ -343,7 +348,17 @@ def test_a_country_with_several_zones_uses_the_first_listed_and_says_so() -> Non
     assert answer["note"] is not None
 
 
-@pytest.mark.parametrize("name", ["Korea", "Mars", "Tokio", "UTC+15", ""])
+def test_a_city_that_several_share_is_the_most_populous_and_the_note_says_so() -> None:
+    answer = data("time-zones", "now", zone="San Francisco")
+    assert answer["zone"] == "America/Los_Angeles"
+    assert answer["note"] is not None
+
+
+def test_the_zone_of_a_city_beyond_iana_names_is_listed() -> None:
+    assert data("time-zones", "list_zones", contains="Mumbai")["zones"] == ["Asia/Kolkata"]
+
+
+@pytest.mark.parametrize("name", ["Korea", "Mars", "Tokyoo", "SF", "UTC+15", ""])
 def test_a_name_that_is_no_one_place_is_invalid_parameters(name: str) -> None:
     assert code("time-zones", "now", zone=name) == "invalid_parameters"
 

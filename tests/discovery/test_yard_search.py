@@ -104,3 +104,20 @@ def test_a_plugin_clears_the_floor_on_one_entrys_words_and_anothers_meaning(
         [found] = y.search("I need 250 grams in ounces", k=1, filters=floor)
         assert (found.plugin_id, found.operation) == ("unit-convert", "convert")
         assert y.search("Who is the president of France?", k=3, filters=floor) == []
+
+
+def test_a_number_the_request_states_is_no_evidence_of_relevance(tmp_path: Path) -> None:
+    """For "Start a 10 minute timer" the time-zone plugin's texts hold a 10, and nothing
+    bundled starts timers. A number is a value, not what a plugin is about."""
+    with yard(tmp_path, "minilm") as y:
+        assert y.search("Start a 10 minute timer", k=3, filters=Filters(relevant_only=True)) == []
+
+
+def test_two_words_far_above_the_catalog_clear_a_lower_floor_of_meaning(tmp_path: Path) -> None:
+    """The request "500 MB in GB" is short and all symbols: MiniLM puts it nearer the file plugin
+    than the unit converter, whose own entry names both units. Two words matched that
+    far above the catalog are evidence enough; one ("average") is not."""
+    with yard(tmp_path, "minilm") as y:
+        floor = Filters(relevant_only=True)
+        found = y.search("500 MB in GB", k=3, filters=floor)
+        assert [m.plugin_id for m in found] == ["unit-convert"]

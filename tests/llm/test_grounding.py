@@ -391,11 +391,33 @@ def test_a_conversion_is_left_alone_unless_the_quantity_names_its_target() -> No
 
 @given(st.text(max_size=40), st.sampled_from(["km", "mi", "°C", "GB", "Asia/Tokyo"]),
        st.sampled_from(["m", "ft", "°F", "TB", "Europe/Paris"]))  # fmt: skip
-def test_the_two_ends_of_a_conversion_are_kept_or_swapped_never_changed(
+def test_the_two_ends_of_a_conversion_are_kept_swapped_or_sourced_from_the_request(
     request: str, first: str, second: str
 ) -> None:
     out = normalise({"value": 1, "from_unit": first, "to_unit": second}, CONVERT, [request])
-    assert {out["from_unit"], out["to_unit"]} == {first, second}
+    kept = {out["from_unit"], out["to_unit"]} == {first, second}
+    assert kept or (out["to_unit"] == second and out["from_unit"] in request)
+
+
+def test_a_source_the_request_never_names_becomes_what_follows_its_quantity() -> None:
+    """The model wrote the description's "UTC" (or an example's unit) for a source the
+    request names right after the time or the number; a target named there, a word
+    that is no unit, or a source the request does name leave the call as it is."""
+    meeting = {"time": "9:00", "from_zone": "UTC", "to_zone": "Berlin"}
+    said = ["Our standup is at 9:00 in San Francisco. What is that in Berlin?"]
+    assert normalise(meeting, ZONES, said)["from_zone"] == "San Francisco"
+    placed = {"time": "9:30 am Berlin", "from_zone": "UTC", "to_zone": "New York"}
+    said = ["Convert 9:30 am Berlin time to New York time"]
+    assert normalise(placed, ZONES, said)["from_zone"] == "Berlin"
+    example = {"value": 4, "from_unit": "km", "to_unit": "B"}
+    said = ["How many bytes are in 4 kilobytes?"]
+    assert normalise(example, CONVERT, said)["from_unit"] == "kilobytes"
+    for call, request in (
+        (meeting, "At 9:00 in Berlin, what time is it in San Francisco?"),  # the target
+        ({"value": 350, "from_unit": "K", "to_unit": "C"}, "Convert 350 to C"),  # no unit
+        ({"value": 350, "from_unit": "F", "to_unit": "C"}, "Convert 350 Fahrenheit to C"),
+    ):
+        assert normalise(call, CONVERT if "value" in call else ZONES, [request]) == call
 
 
 def test_a_part_of_the_request_s_sum_goes_to_the_tool_as_the_whole_sum() -> None:
@@ -435,6 +457,23 @@ def test_a_number_becomes_the_sum_it_is_part_of_only_where_arithmetic_is_taken()
     assert normalise({"expression": "4"}, ARITHMETIC, said)["expression"] == "4"
 
 
+def test_a_sum_retyped_in_symbols_goes_to_the_tool_in_the_requests_words() -> None:
+    """A parameter that takes arithmetic reads the user's words; the model's symbols
+    for them were wrong ("percent of" as a product)."""
+    for said, typed, worded in (
+        ("What is 8 percent of 2,500?", "8 * 2500", "8 percent of 2,500"),
+        ("17 times 23 plus 4", "17*23+4", "17 times 23 plus 4"),
+    ):
+        assert normalise({"expression": typed}, ARITHMETIC, [said])["expression"] == worded
+    for said, typed in (
+        ("What is 8 percent of 2,500?", "2500 * 8"),  # another order: not the same sum
+        ("round 3.14159 to 2 decimal places", "round(3.14159, 2)"),  # a function named
+        ("what's 2 to the 16th", "2 ** 16"),  # no word that does arithmetic
+        ("What is 8 percent of 2,500, and 8 times 2500?", "8 * 2500"),  # two sums
+    ):
+        assert normalise({"expression": typed}, ARITHMETIC, [said])["expression"] == typed
+
+
 def test_a_sum_that_is_whole_or_not_a_part_of_one_stays_as_written() -> None:
     """The model's own form of the sum, one of two sums the request asks for, a number
     alone, a date's part: each is left for the check."""
@@ -453,8 +492,9 @@ def test_a_sum_that_is_whole_or_not_a_part_of_one_stays_as_written() -> None:
 @given(st.text(alphabet="0123456789 +-*/%().ofplus", max_size=30),
        st.text(alphabet="0123456789 +-*/%().ofplus", max_size=30))  # fmt: skip
 def test_a_sum_is_only_ever_widened_to_a_text_of_the_request(value: str, said: str) -> None:
-    out = normalise({"expression": value}, TEXT, [said])["expression"]
-    assert out == value or out in said
+    for schema in (TEXT, ARITHMETIC):
+        out = normalise({"expression": value}, schema, [said])["expression"]
+        assert out == value or out in said
 
 
 def test_a_text_written_around_a_few_of_the_requests_words_is_not_the_users() -> None:

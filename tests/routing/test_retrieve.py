@@ -139,3 +139,11 @@ def test_with_no_value_stated_the_sibling_it_can_fill_comes_first(yard: Yard) ->
     # A stated time makes it a job for the one that takes it, noon included.
     for request in ("If it's noon in Tokyo, what time is it in London?", "9:30 in Paris"):
         assert siblings(request, _ops(yard, "time-zones"), "convert_time")[0].id == "convert_time"
+
+
+def test_a_place_the_request_names_does_not_tell_siblings_apart(yard: Yard) -> None:
+    """Cairo is in an example of `convert_time` and Mumbai in one of `list_zones`; a
+    city the request names is a value, not a word about which operation is meant."""
+    ops = _ops(yard, "time-zones")
+    assert siblings("what's the IANA zone for Cairo", ops, "convert_time")[0].id != "convert_time"
+    assert siblings("I need the current time in Mumbai", ops, "list_zones")[0].id == "now"

@@ -66,18 +66,34 @@ class Floor:
     different things to different models, so each embedder that knows its scale names
     its floor; one without (a remote model) has none, and every match counts.
 
-    A match is relevant when its dense cosine reaches ``alone``, or when query words
-    match it well above the catalog (``keywords_sigma``) with a cosine of at least
-    ``with_keywords``."""
+    A match is relevant when its dense cosine reaches ``alone``, when query words match
+    it well above the catalog (``keywords_sigma``) with a cosine of at least
+    ``with_keywords``, or when two or more of them match it far above the catalog
+    (``strong_sigma``) with a cosine of at least ``with_strong``: a short request
+    written in symbols ("500 MB in GB") is near nothing in meaning, and one word far
+    above ("average") was not enough on the bundled requests nothing serves. Only words
+    count (:func:`topical`): a number the request states is a value, and a document
+    that holds the same number (a default of 500, an example of 10 minutes) is not
+    about what the request asks."""
 
     alone: float | None
     with_keywords: float
     keywords_sigma: float = 1.5
+    with_strong: float | None = None
+    strong_sigma: float = 4.0
 
-    def admits(self, cosine: float, lexical_sigma: float, has_terms: bool) -> bool:
+    def admits(self, cosine: float, lexical_sigma: float, words: int) -> bool:
+        """``words``: how many of the query's words (not numbers) the match holds."""
         if self.alone is not None and cosine >= self.alone:
             return True
-        return has_terms and lexical_sigma >= self.keywords_sigma and cosine >= self.with_keywords
+        if words >= 2 and self.with_strong is not None and lexical_sigma >= self.strong_sigma:
+            return cosine >= self.with_strong
+        return words > 0 and lexical_sigma >= self.keywords_sigma and cosine >= self.with_keywords
+
+
+def topical(terms: Sequence[str]) -> int:
+    """How many matched terms are words, not numbers."""
+    return sum(not term.replace(".", "").replace(",", "").isdigit() for term in terms)
 
 
 def floor_of(embedder: Any) -> Floor | None:

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from plugyard.discovery import fusion
 from plugyard.discovery.candidates import EVERYTHING, DenseSource, Scope
 from plugyard.discovery.documents import FIELDS, Document
-from plugyard.discovery.embedders import Embedder, Vectors, embed_bulk, floor_of
+from plugyard.discovery.embedders import Embedder, Vectors, embed_bulk, floor_of, topical
 from plugyard.discovery.fusion import Scores
 from plugyard.discovery.lexical import FieldedBM25, content_word_count, content_words
 from plugyard.discovery.memory import Cosines
@@ -313,7 +313,7 @@ class HybridIndex:
                     terms=terms,
                     cosine=cosine,
                     relevant=self._floor is None
-                    or self._floor.admits(cosine, lexical, bool(terms)),
+                    or self._floor.admits(cosine, lexical, topical(terms)),
                 )
             )
         return out

@@ -22,7 +22,7 @@ from typing import Any
 from plugyard.discovery.candidates import Scope
 from plugyard.discovery.catalog import EntryKey
 from plugyard.discovery.documents import Document
-from plugyard.discovery.embedders import Embedder, floor_of
+from plugyard.discovery.embedders import Embedder, floor_of, topical
 from plugyard.discovery.engine import HybridIndex
 from plugyard.discovery.engine import Match as Hit
 from plugyard.discovery.index import Changes, Progress, SyncedIndex
@@ -254,17 +254,20 @@ class DiscoveryService:
         # meaning of the other, and clears the floor with neither alone.
         floor = self._floor
         cleared: set[str] = set()
-        evidence: dict[str, tuple[float, float]] = {}  # best cosine, best keyword match
+        # best cosine, best keyword match, most words matched
+        evidence: dict[str, tuple[float, float, int]] = {}
         for hit in hits:  # best first: the first entry of a plugin sets its score
             key = index.key(hit.doc_id)
             if hit.relevant:
                 cleared.add(key.plugin_id)
             elif floor is not None:
-                cosine, lexical = evidence.get(key.plugin_id, (-1.0, -math.inf))
+                cosine, lexical, words = evidence.get(key.plugin_id, (-1.0, -math.inf, 0))
+                matched = topical(hit.terms)
                 cosine = max(cosine, hit.cosine)
-                lexical = max(lexical, hit.lexical if hit.terms else -math.inf)
-                evidence[key.plugin_id] = (cosine, lexical)
-                if floor.admits(cosine, lexical, lexical > -math.inf):
+                lexical = max(lexical, hit.lexical if matched else -math.inf)
+                words = max(words, matched)
+                evidence[key.plugin_id] = (cosine, lexical, words)
+                if floor.admits(cosine, lexical, words):
                     cleared.add(key.plugin_id)
             seen = best.get(key.plugin_id)
             if seen is None:

@@ -337,7 +337,7 @@ def normalise(
     for name, value in arguments.items():
         sub = props.get(name)
         out[name] = _normal(value, sub if isinstance(sub, Mapping) else {}, said, evidence)
-    return _directed(out, said)
+    return _directed(out, said, evidence)
 
 
 #: Words that name the two ends of a conversion in a parameter's name: ``from_unit``
@@ -351,7 +351,9 @@ _BETWEEN = frozenset({"am", "pm", "a", "m", "degree", "deg", "in", "at", "o", "c
 _SPAN = re.compile(r"[^\s,;?!()]+")
 
 
-def _directed(arguments: dict[str, Any], said: str) -> dict[str, Any]:
+def _directed(
+    arguments: dict[str, Any], said: str, evidence: Callable[[], Evidence]
+) -> dict[str, Any]:
     """``arguments`` with a conversion's two ends the way the request states them.
 
     A small model swaps them ("what is 1 terabyte in gigabytes" as gigabytes to
@@ -359,17 +361,49 @@ def _directed(arguments: dict[str, Any], said: str) -> dict[str, Any]:
     or time of day stands right before what it is counted in ("1 terabyte", "9am in
     Lisbon", "how many metres in 3 miles"). When the word after the quantity names
     the call's target and not its source, the two are swapped; when it names neither,
-    or a "to"/"from" comes first, the call is left as it is.
+    or a "to"/"from" comes first, the call is left as it is. A source the request does
+    not name at all (the description's "UTC" for "at 9:00 in San Francisco") becomes
+    what the request names right after the quantity, when that is not the target.
     """
     for source, target in _ends(arguments):
         first, second = arguments[source], arguments[target]
         if not isinstance(first, str) or not isinstance(second, str) or first == second:
             continue
         quantities = _quantities(arguments, (source, target))
+        if not _names(evidence(), first):
+            placed = _placed_after(said, quantities)
+            if placed and not _names(Evidence.of([placed], today=dt.date.min), second):
+                arguments = {**arguments, source: placed}
+            continue
         named = _named_after(said, quantities, first, second)
         if named == second:
             arguments = {**arguments, source: second, target: first}
     return arguments
+
+
+def _placed_after(said: str, quantities: set[float]) -> str | None:
+    """What the request names right after one of ``quantities``, past words such as
+    "am", "in", "at": a name of capitalised words ("San Francisco") or a unit's word
+    ("miles"); ``None`` when the quantity ends a sentence or no quantity is found."""
+    spans = _SPAN.findall(said)
+    for index, span in enumerate(spans):
+        if not quantities or not numbers_in(span) & quantities or span.endswith("."):
+            continue
+        rest = spans[index + 1 :]
+        while rest and words_in(rest[0]) and all(w in _BETWEEN for w in words_in(rest[0])):
+            rest = rest[1:]
+        if not rest or not rest[0][0].isalpha():
+            return None
+        taken = [rest[0]]
+        if not rest[0][0].isupper():  # a word in lower case only as a unit: "3 miles"
+            words = words_in(rest[0])
+            return rest[0].rstrip(".") if words and all(map(_unit, words)) else None
+        for word in rest[1:]:
+            if taken[-1].endswith(".") or not word[0].isupper():
+                break
+            taken.append(word)
+        return " ".join(taken).rstrip(".")
+    return None
 
 
 def _ends(arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -388,6 +422,9 @@ def _ends(arguments: Mapping[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
+_CLOCK_FIRST = re.compile(r"\d{1,2}:\d{2}(:\d{2})?(?![\d:])")
+
+
 def _quantities(arguments: Mapping[str, Any], ends: tuple[str, str]) -> set[float]:
     """The numbers of the call's other values: an amount, or a time of day."""
     found: set[float] = set()
@@ -396,8 +433,8 @@ def _quantities(arguments: Mapping[str, Any], ends: tuple[str, str]) -> set[floa
             continue
         if isinstance(value, int | float):
             found.add(float(value))
-        elif isinstance(value, str) and re.fullmatch(r"\d{1,2}:\d{2}(:\d{2})?", value):
-            found |= numbers_in(value)
+        elif isinstance(value, str) and (clock := _CLOCK_FIRST.match(value)):
+            found |= numbers_in(clock.group())  # "9:30", or "9:30 am Berlin" as written
     return found
 
 
@@ -441,7 +478,10 @@ def _normal(
     quoted = _as_quoted(value, said)
     if quoted != value:
         return quoted
-    summed = _as_whole_sum(value, said, _takes_sum(schema))
+    takes_sum = _takes_sum(schema)
+    summed = _as_whole_sum(value, said, takes_sum)
+    if summed == value and takes_sum:
+        summed = _as_worded_sum(value, said)
     return summed if summed != value else _as_spelled(value, said, evidence)
 
 
@@ -530,6 +570,36 @@ def _as_whole_sum(value: str, said: str, takes_sum: bool) -> str:
 
 
 _SUM_TOKEN = re.compile(_SUM_PART, re.IGNORECASE)
+_NUMBER_TOKEN = re.compile(r"\d")
+_WORD_TOKEN = re.compile(rf"^(?:{_ARITHMETIC}|percent)$", re.IGNORECASE)
+
+
+def _as_worded_sum(value: str, said: str) -> str:
+    """The one sum the request writes in words with the numbers of ``value``, in their
+    order, where ``value`` writes it in symbols alone: "8 percent of 2,500" for "8 *
+    2500". A parameter that takes arithmetic reads the words itself, and a small model
+    retyping them into symbols chose the wrong one ("percent of" as a product); where it
+    chose right the two read alike."""
+    tokens = _sum_tokens(value)
+    if tokens is None or any(t.isalpha() for t in tokens):
+        return value
+    numbers = [_plain(t) for t in tokens if _NUMBER_TOKEN.search(t)]
+    wholes = set()
+    for found in _SUM.finditer(said):
+        whole = _SUM_EDGE.sub("", found.group()).strip()
+        written = _sum_tokens(whole) or []
+        if (
+            [_plain(t) for t in written if _NUMBER_TOKEN.search(t)] == numbers
+            and any(_WORD_TOKEN.match(t) for t in written)
+            and not _DATE_LIKE.search(whole)
+        ):
+            wholes.add(whole)
+    return wholes.pop() if len(wholes) == 1 else value
+
+
+def _plain(token: str) -> str:
+    """A number token as its digits: "2,500" and "2500", "8%" and "8" alike."""
+    return token.replace(",", "").rstrip("%")
 
 
 def _sum_tokens(text: str) -> list[str] | None:

@@ -9,8 +9,9 @@ entry is often a sibling of the operation that does the job ("6 ft to meters" ma
 ``unit-convert``'s "List units" entry above "Convert a quantity"), and the relevance
 floor judged the plugin, not each operation. The siblings are ordered by the request's
 words found in each operation's own text — its name, description, parameters and
-examples — counting only the words that tell the siblings apart, discovery's own pick
-breaking ties; each sits :data:`SIBLING_GAP` below the one before it, so another
+examples — counting only the words that tell the siblings apart (not a name the request
+capitalises mid-sentence: "Cairo" is a value, whichever example mentions it), discovery's
+own pick breaking ties; each sits :data:`SIBLING_GAP` below the one before it, so another
 plugin's close match can come between them. When the request states a value to work
 on — a number or a quoted text — an operation that requires none (a listing such as
 ``list_units``, or "the current time") never comes before a sibling that requires
@@ -50,6 +51,10 @@ _COMMON = frozenset({
     "you", "your", "we", "what", "how", "many", "much", "do", "does", "can", "please",
     "tell", "give", "there",
 })  # fmt: skip
+#: A word written with a capital inside a sentence ("Cairo", "Mumbai"): a name the
+#: request states as a value, which tells no more which operation is meant than an
+#: example of another operation naming the same city does.
+_NAME = re.compile(r"(?<=[^.!?\s]\s)\b[A-Z][a-z]+\b")
 #: A value the request states: a number (digits or a number word) or a quoted text.
 _STATED = re.compile(
     r"\d|[\"“”‘’']\S.*?[\"“”‘’']|\b(one|two|three|four|five|six|seven|eight|nine|ten|"
@@ -98,7 +103,8 @@ def siblings(query: str, operations: Sequence[Operation],
     if len(operations) < 2:
         return list(operations)
     texts = [set(words_in(operation_text(op))) for op in operations]
-    wanted = {w for w in words_in(query) if w not in _COMMON}
+    named = {w for name in _NAME.findall(query) for w in words_in(name)}
+    wanted = {w for w in words_in(query) if w not in _COMMON and w not in named and len(w) > 1}
     counts = {w: sum(w in t for t in texts) for w in wanted}
 
     def telling(index: int) -> float:

