@@ -51,9 +51,12 @@ works on the user's text, not on the model's copy of it. So does a word the mode
 respelled ("Lisboa" for the request's "Lisbon", "Buddhist" for "Buddhism"). A sum that
 is a part of the one sum the request writes becomes that sum ("17.5%" for "17.5% of
 240"; a bare number too, for a parameter that takes arithmetic: "10" for "10
-factorial"). A conversion's two ends, swapped by the model, go the way the request
-states (the word right after the request's quantity names the source: "1 terabyte in
-gigabytes").
+factorial"); a sum the model retyped in symbols goes to a parameter that takes
+arithmetic in the request's own words ("8 percent of 2,500" for "8 * 2500"). A
+conversion's two ends, swapped by the model, go the way the request states (the word
+right after the request's quantity names the source: "1 terabyte in gigabytes"), and a
+source the request never names becomes what it names there ("San Francisco" for the
+description's "UTC" in "at 9:00 in San Francisco").
 Numbers written in words count as numbers ("twenty five" → 25, "three hundred and
 fifty" → 350).
 """
