@@ -579,3 +579,27 @@ def test_only_a_word_in_capitals_is_initials_a_name_may_spell() -> None:
     drink = {"type": "object", "properties": {"drink": {"type": "string"}}, "required": ["drink"]}
     assert check({"drink": "Ice Tea"}, drink, evidence("It is hot today")) != ()
     assert check({"drink": "Ice Tea"}, drink, evidence("an IT question")) == ()
+
+
+QUERY = {"type": "object", "properties": {"data": {}, "expression": {"type": "string"}}}
+
+
+def test_a_part_of_the_users_json_goes_to_the_tool_as_the_whole_document() -> None:
+    """The query names its path from the top; the model handed over the part the path
+    leads to, and the query found nothing."""
+    said = ['From {"user": {"name": "Ana", "age": 31}} get user.name with JMESPath']
+    part = {"data": {"name": "Ana", "age": 31}, "expression": "user.name"}
+    assert normalise(part, QUERY, said)["data"] == {"user": {"name": "Ana", "age": 31}}
+    said = ['Count the tags in {"tags": ["x", "y", "z"]} with length(tags)']
+    assert normalise({"data": ["x", "y", "z"], "expression": "length(tags)"}, QUERY, said)[
+        "data"
+    ] == {"tags": ["x", "y", "z"]}
+
+
+def test_a_part_with_a_query_written_for_it_stays_as_written() -> None:
+    said = ['Count the tags in {"tags": ["x", "y", "z"]} with length(tags)']
+    for call in (
+        {"data": ["x", "y", "z"], "expression": "length(@)"},  # no key of the whole named
+        {"data": {"b": 7}, "expression": "b"},  # not a part of the request's document
+    ):
+        assert normalise(call, QUERY, said) == call

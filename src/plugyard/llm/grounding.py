@@ -56,7 +56,9 @@ arithmetic in the request's own words ("8 percent of 2,500" for "8 * 2500"). A
 conversion's two ends, swapped by the model, go the way the request states (the word
 right after the request's quantity names the source: "1 terabyte in gigabytes"), and a
 source the request never names becomes what it names there ("San Francisco" for the
-description's "UTC" in "at 9:00 in San Francisco").
+description's "UTC" in "at 9:00 in San Francisco"). A part of a JSON document the
+request writes goes to the tool as the whole document when another argument names a
+key of the whole ("user.name" beside the object under "user").
 Numbers written in words count as numbers ("twenty five" → 25, "three hundred and
 fifty" → 350).
 """
@@ -68,7 +70,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -340,7 +342,7 @@ def normalise(
     for name, value in arguments.items():
         sub = props.get(name)
         out[name] = _normal(value, sub if isinstance(sub, Mapping) else {}, said, evidence)
-    return _directed(out, said, evidence)
+    return _directed(_as_whole_documents(out, said), said, evidence)
 
 
 #: Words that name the two ends of a conversion in a parameter's name: ``from_unit``
@@ -614,6 +616,61 @@ def _sum_tokens(text: str) -> list[str] | None:
 def _inside(part: list[str], whole: list[str]) -> bool:
     """``part`` is a run of ``whole``'s tokens: "2 + 3" is not inside "12 + 3"."""
     return any(whole[i : i + len(part)] == part for i in range(len(whole) - len(part) + 1))
+
+
+_DECODER = json.JSONDecoder()
+
+
+def _as_whole_documents(arguments: dict[str, Any], said: str) -> dict[str, Any]:
+    """``arguments`` with a part of a JSON document the request writes widened to the
+    whole document, when another argument names a key of the whole that the part does
+    not hold: ``{"user": {"name": "Ana"}}`` for ``{"name": "Ana"}`` beside the
+    expression ``user.name``. The user's query names its path from the top, and a small
+    model handed the tool the part the path leads to, so the query found nothing; a part
+    with a query written for it (``length(@)`` over the list) is left as it is."""
+    documents: list[Any] | None = None
+    for name, value in arguments.items():
+        if not isinstance(value, dict | list) or not value:
+            continue
+        if documents is None:
+            documents = list(_documents(said))
+        wholes = [d for d in documents if d != value and _holds(d, value)]
+        if len(wholes) != 1 or not isinstance(wholes[0], dict):
+            continue
+        own = set(value) if isinstance(value, dict) else set()
+        keys = {k for k in wholes[0] if isinstance(k, str) and k not in own}
+        named = {w for other, v in arguments.items() if other != name and isinstance(v, str)
+                 for w in re.findall(r"[A-Za-z_][\w]*", v)}  # fmt: skip
+        if keys & named:
+            arguments = {**arguments, name: wholes[0]}
+    return arguments
+
+
+def _documents(said: str) -> Iterator[Any]:
+    """The JSON objects and arrays written in ``said``, outermost only."""
+    index = 0
+    while (start := _next_document(said, index)) >= 0:
+        try:
+            document, end = _DECODER.raw_decode(said, start)
+        except ValueError:
+            index = start + 1
+            continue
+        if isinstance(document, dict | list):
+            yield document
+        index = end
+
+
+def _next_document(said: str, index: int) -> int:
+    found = [i for i in (said.find("{", index), said.find("[", index)) if i >= 0]
+    return min(found, default=-1)
+
+
+def _holds(document: Any, part: Any) -> bool:
+    """``part`` is a value nested somewhere inside ``document``."""
+    children = document.values() if isinstance(document, dict) else document
+    if not isinstance(document, dict | list):
+        return False
+    return any(child == part or _holds(child, part) for child in children)
 
 
 #: A text the request quotes for a tool to work on; straight single quotes are left
