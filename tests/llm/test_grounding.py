@@ -603,3 +603,9 @@ def test_a_part_with_a_query_written_for_it_stays_as_written() -> None:
         {"data": {"b": 7}, "expression": "b"},  # not a part of the request's document
     ):
         assert normalise(call, QUERY, said) == call
+
+
+def test_a_request_nested_past_the_json_decoder_leaves_the_call_as_written() -> None:
+    said = ["[" * 100_000 + "]" * 100_000 + ' and {"a": {"b": 1}}']
+    call = {"data": {"c": 2}, "expression": "a.b"}
+    assert normalise(call, QUERY, said) == call

@@ -646,14 +646,25 @@ def _as_whole_documents(arguments: dict[str, Any], said: str) -> dict[str, Any]:
     return arguments
 
 
+#: At most this many places where a JSON document might begin are tried.
+_DOCUMENT_TRIES = 64
+
+
 def _documents(said: str) -> Iterator[Any]:
-    """The JSON objects and arrays written in ``said``, outermost only."""
+    """The JSON objects and arrays written in ``said``, outermost only. A run of
+    brackets that does not decode is skipped whole, and at most
+    :data:`_DOCUMENT_TRIES` starts are tried, so a hostile text costs little."""
     index = 0
-    while (start := _next_document(said, index)) >= 0:
+    for _ in range(_DOCUMENT_TRIES):
+        start = _next_document(said, index)
+        if start < 0:
+            return
         try:
             document, end = _DECODER.raw_decode(said, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the decoder
             index = start + 1
+            while index < len(said) and said[index] in "[{ \t\n":
+                index += 1
             continue
         if isinstance(document, dict | list):
             yield document
@@ -666,11 +677,18 @@ def _next_document(said: str, index: int) -> int:
 
 
 def _holds(document: Any, part: Any) -> bool:
-    """``part`` is a value nested somewhere inside ``document``."""
-    children = document.values() if isinstance(document, dict) else document
-    if not isinstance(document, dict | list):
-        return False
-    return any(child == part or _holds(child, part) for child in children)
+    """``part`` is a value nested somewhere inside ``document`` (walked without
+    recursion: a request may nest as deep as the JSON decoder allows)."""
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if isinstance(node, dict | list):
+            for child in children:
+                if child == part:
+                    return True
+                stack.append(child)
+    return False
 
 
 #: A text the request quotes for a tool to work on; straight single quotes are left
