@@ -673,3 +673,7 @@ def test_a_surplus_call_that_only_changes_the_operators_of_a_text_is_dropped() -
     choice = Reply.json({"tool": "calc", "calls": 1}, top_logprobs=tuple(steps))
     done, _ = answer([choice, two], calc, user="What is 5 + 3 and 10 * 2?")
     assert [c.arguments["expression"] for c in done.tool_calls] == ["5 + 3", "10 * 2"]
+
+
+def test_a_text_nested_past_the_json_decoder_holds_no_call() -> None:
+    assert parse_calls("[" * 100_000, ["f"]) == ()

@@ -13,6 +13,7 @@ from plugyard.llm.stated import (
     fold,
     initials_in,
     initials_of,
+    json_in,
     numbers_in,
     percents_in,
     spelled_numbers,
@@ -177,3 +178,17 @@ def test_initials_of_names_and_of_longer_runs_of_words() -> None:
     assert "usa" in initials_in("the United States of America")
     assert "iw" not in initials_in("i want a villa")  # two common words: chance
     assert initials_of("Los Angeles") == "la" and initials_of("Bank of America") == "ba"
+
+
+def test_the_json_a_text_writes_is_read_from_each_start_that_decodes() -> None:
+    """A list cut off at its end still gives the objects inside it."""
+    assert list(json_in('say {"a": 1} then [2, 3]')) == [{"a": 1}, [2, 3]]
+    assert list(json_in('[{"name": "f", "arguments": {}}, {"na')) == [
+        {"name": "f", "arguments": {}}
+    ]
+
+
+def test_a_run_nested_past_the_decoder_is_passed_and_tries_bound_the_rest() -> None:
+    deep = "[" * 100_000 + "]" * 100_000 + ' {"a": 1}'
+    assert list(json_in(deep)) == [{"a": 1}]
+    assert list(json_in("{x " * 1_000 + '{"a": 1}', tries=64)) == []

@@ -39,7 +39,7 @@ from partial_json_parser import loads as partial_loads
 from plugyard.llm.errors import LlmError, timed_out
 from plugyard.llm.grounding import Evidence, check, stated
 from plugyard.llm.model import ChatModel, continues
-from plugyard.llm.stated import numbers_in, spells_boolean, words_in
+from plugyard.llm.stated import json_in, numbers_in, spells_boolean, words_in
 from plugyard.llm.types import ChatAnswer, ChatRequest, Message, TokenLogprob, ToolCall, Usage
 
 #: The choice that means "no tool serves this, answer in text".
@@ -770,33 +770,15 @@ def parse_calls(text: str, names: Sequence[str]) -> tuple[ToolCall, ...]:
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCED = re.compile(r"```(?:json|JSON|tool_call)?\s*\n?(.*?)```", re.S)
-_decoder = json.JSONDecoder()
 
 
 def _calls_in(pieces: Sequence[str], names: Sequence[str]) -> tuple[ToolCall, ...]:
     calls: list[ToolCall] = []
-    for value in _scanned(pieces):
+    for value in (found for piece in pieces for found in json_in(piece)):
         calls.extend(_read_calls(value, names))
         if len(calls) >= MAX_CALLS:
             break
     return tuple(calls[:MAX_CALLS])
-
-
-def _scanned(pieces: Sequence[str]) -> Iterator[Any]:
-    for piece in pieces:
-        index = 0
-        while index < len(piece):
-            start = min((i for i in (piece.find("{", index), piece.find("[", index)) if i >= 0),
-                        default=-1)  # fmt: skip
-            if start < 0:
-                break
-            try:
-                value, end = _decoder.raw_decode(piece, start)
-            except ValueError:
-                index = start + 1
-                continue
-            yield value
-            index = end
 
 
 def _read_calls(value: Any, names: Sequence[str]) -> Iterator[ToolCall]:

@@ -70,7 +70,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -81,6 +81,7 @@ from plugyard.llm.stated import (
     fold,
     initials_in,
     initials_of,
+    json_in,
     letters_of,
     names_in,
     numbers_in,
@@ -618,9 +619,6 @@ def _inside(part: list[str], whole: list[str]) -> bool:
     return any(whole[i : i + len(part)] == part for i in range(len(whole) - len(part) + 1))
 
 
-_DECODER = json.JSONDecoder()
-
-
 def _as_whole_documents(arguments: dict[str, Any], said: str) -> dict[str, Any]:
     """``arguments`` with a part of a JSON document the request writes widened to the
     whole document, when another argument names a key of the whole that the part does
@@ -633,7 +631,7 @@ def _as_whole_documents(arguments: dict[str, Any], said: str) -> dict[str, Any]:
         if not isinstance(value, dict | list) or not value:
             continue
         if documents is None:
-            documents = list(_documents(said))
+            documents = list(json_in(said, tries=_DOCUMENT_TRIES))
         wholes = [d for d in documents if d != value and _holds(d, value)]
         if len(wholes) != 1 or not isinstance(wholes[0], dict):
             continue
@@ -646,34 +644,9 @@ def _as_whole_documents(arguments: dict[str, Any], said: str) -> dict[str, Any]:
     return arguments
 
 
-#: At most this many places where a JSON document might begin are tried.
+#: At most this many places where a JSON document might begin are tried: the request
+#: is a user's text, and a hostile one may hold a bracket at every character.
 _DOCUMENT_TRIES = 64
-
-
-def _documents(said: str) -> Iterator[Any]:
-    """The JSON objects and arrays written in ``said``, outermost only. A run of
-    brackets that does not decode is skipped whole, and at most
-    :data:`_DOCUMENT_TRIES` starts are tried, so a hostile text costs little."""
-    index = 0
-    for _ in range(_DOCUMENT_TRIES):
-        start = _next_document(said, index)
-        if start < 0:
-            return
-        try:
-            document, end = _DECODER.raw_decode(said, start)
-        except (ValueError, RecursionError):  # not JSON, or nested past the decoder
-            index = start + 1
-            while index < len(said) and said[index] in "[{ \t\n":
-                index += 1
-            continue
-        if isinstance(document, dict | list):
-            yield document
-        index = end
-
-
-def _next_document(said: str, index: int) -> int:
-    found = [i for i in (said.find("{", index), said.find("[", index)) if i >= 0]
-    return min(found, default=-1)
 
 
 def _holds(document: Any, part: Any) -> bool:

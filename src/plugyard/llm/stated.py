@@ -16,14 +16,17 @@ call passes: a routed call, a call of a client's tool, and the tidying of any ca
 - The dates a text means (:func:`dates_meant`): "tomorrow", a weekday, a span away from
   today or from a date it states (the check-out of "3 nights from 1st June 2022").
 - Initials of runs of words ("sd" of "San Diego") are what a code may stand for.
+- The JSON objects and arrays a text writes (:func:`json_in`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 #: A number as written; a comma groups thousands only before exactly three digits, and a
 #: dot after a word is no decimal point, so "Jun.20,2023" is 20 and 2023, not 202,023.
@@ -392,3 +395,31 @@ def stem(word: str) -> str:
         if word.endswith(ending) and len(word) - len(ending) >= 4:
             return word[: -len(ending)]
     return word
+
+
+_DECODER = json.JSONDecoder()
+
+
+def json_in(text: str, *, tries: int | None = None) -> Iterator[Any]:
+    """The JSON objects and arrays ``text`` writes, outermost first, from each ``{`` or
+    ``[`` that begins one. A start that does not decode is passed by one character, so
+    the calls inside a list cut off at its end are still found; a run of brackets
+    nested past the decoder's depth is passed whole. ``tries``: at most this many
+    starts, for a text nobody bounded."""
+    index, tried = 0, 0
+    while tries is None or tried < tries:
+        found = [i for i in (text.find("{", index), text.find("[", index)) if i >= 0]
+        if not found:
+            return
+        start, tried = min(found), tried + 1
+        try:
+            value, index = _DECODER.raw_decode(text, start)
+        except ValueError:
+            index = start + 1
+            continue
+        except RecursionError:
+            index = start + 1
+            while index < len(text) and text[index] in "[{ \t\n":
+                index += 1
+            continue
+        yield value
