@@ -33,6 +33,7 @@ from plugyard.llm.calls import (
     mend,
     parse_calls,
     respond,
+    stated_choices,
     tidy,
 )
 from plugyard.llm.testing import FakeModelServer, Reply
@@ -184,12 +185,14 @@ def test_a_model_that_continues_an_answer_writes_only_the_arguments() -> None:
 
 
 def mended(script: Sequence[Reply], calls: Sequence[ToolCall], *tools: dict[str, Any],
-           user: str = "5 km in mi") -> tuple[ChatAnswer, list[dict[str, Any]]]:  # fmt: skip
+           user: str = "5 km in mi",
+           unstated: Sequence[str] = ()) -> tuple[ChatAnswer, list[dict[str, Any]]]:  # fmt: skip
     async def main() -> tuple[ChatAnswer, list[dict[str, Any]]]:
         async with FakeModelServer(script) as fake:
             model = OpenAIChatModel(fake.base_url, "fake-model", retry=FAST)
             request = ChatRequest.of(("user", user), tools=tools)
-            written = await mend(model, request, calls, calls[0], "That call was not made.")
+            written = await mend(model, request, calls, calls[0], "That call was not made.",
+                                 unstated)  # fmt: skip
             return written, fake.requests
 
     return asyncio.run(main())
@@ -212,6 +215,62 @@ def test_a_refused_call_is_written_again_after_the_reason_without_a_new_choice()
     ]
     assert call["messages"][-1]["content"].startswith("That call was not made.")
     assert schema_of(call)["prefixItems"][0]["properties"]["name"] == {"const": "convert"}
+
+
+def test_an_unstated_argument_is_written_again_among_the_values_the_user_states() -> None:
+    refused = ToolCall("convert", {"value": 1024, "unit": "km"})
+    again = Reply.calls(("convert", {"value": 1, "unit": "km"}))
+    _, (call,) = mended([again], [refused], CONVERT, user="What is 1 km, or 2.5, in mi?",
+                        unstated=["value"])  # fmt: skip
+    arguments = schema_of(call)["prefixItems"][0]["properties"]["arguments"]
+    assert arguments["properties"]["value"] == {"type": "number", "enum": [1.0, 2.5]}
+    assert arguments["properties"]["unit"] == {"type": "string", "enum": ["km", "mi"]}
+
+
+def test_an_argument_the_model_wrote_from_the_request_is_not_narrowed() -> None:
+    refused = ToolCall("convert", {"value": 1024, "unit": "km"})
+    again = Reply.calls(("convert", {"value": 1, "unit": "km"}))
+    _, (call,) = mended([again], [refused], CONVERT, user="What is 1 km in mi?")
+    arguments = schema_of(call)["prefixItems"][0]["properties"]["arguments"]
+    assert arguments["properties"]["value"] == {"type": "number"}
+
+
+@pytest.mark.parametrize(
+    ("schema", "said", "expected"),
+    [
+        ({"type": "number"}, "What is 1 TB in GB?", [1.0]),
+        # A quote of several words for a value of one word is of another kind.
+        ({"type": "string"}, 'What dates are in "moved from 3 March to May"?', None),
+        ({"type": "string"}, 'Count the letters of "OpenAI" and "GPT"', ["OpenAI", "GPT"]),
+        ({"type": "integer"}, "split 7.5 kg over 3 bags", [3]),
+        ({"type": "integer", "minimum": 5}, "3 or 8 or 12", [8, 12]),
+        ({"type": "string"}, "Make the quotes straight in “smart quotes” please", ["smart quotes"]),
+        # A backticked literal inside an expression is not a text of its own.
+        ({"type": "string"}, "Would foo[?bar > `1`] parse as JMESPath?", None),
+        ({"type": "string"}, "no quotes here at all", None),
+        # A time of day among the times the request states, unless it states a date.
+        (
+            {"type": "string", "description": "The time as HH:MM"},
+            "If it's noon in Tokyo, what time is it in London?",
+            ["12:00"],
+        ),
+        ({"type": "string", "format": "time"}, "at 7pm or 9:30 am", ["19:00", "09:30"]),
+        ({"type": "string", "description": "The time as HH:MM"}, "2024-03-10 at 7pm", None),
+        ({"type": "number"}, "no numbers here", None),
+        ({"type": "string", "enum": ["a", "b"]}, 'say "a"', None),
+        ({"type": "string", "format": "date"}, 'on "2024-01-02"', None),
+    ],
+)
+def test_stated_choices_are_the_values_of_the_parameters_kind(
+    schema: dict[str, Any], said: str, expected: list[Any] | None
+) -> None:
+    parameters = {"type": "object", "properties": {"x": schema, "y": {"type": "number"}}}
+    # The model's refused value: a word for the one-word quotes, a sentence otherwise.
+    refused = "UTC" if "OpenAI" in said or "moved" in said else "a made-up sentence"
+    narrowed = stated_choices(parameters, {"x": refused}, said)
+    assert narrowed["properties"]["y"] == {"type": "number"}
+    x = narrowed["properties"]["x"]
+    assert x == (schema if expected is None else {**schema, "enum": expected})
 
 
 def test_only_an_offered_tools_call_is_written_again() -> None:

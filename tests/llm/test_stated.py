@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from plugyard.llm.stated import (
+    clocks_in,
     dates_meant,
     fold,
     initials_in,
@@ -16,7 +18,9 @@ from plugyard.llm.stated import (
     json_in,
     numbers_in,
     percents_in,
+    quoted_in,
     spelled_numbers,
+    states_date,
     stem,
 )
 
@@ -192,3 +196,53 @@ def test_a_run_nested_past_the_decoder_is_passed_and_tries_bound_the_rest() -> N
     deep = "[" * 100_000 + "]" * 100_000 + ' {"a": 1}'
     assert list(json_in(deep)) == [{"a": 1}]
     assert list(json_in("{x " * 1_000 + '{"a": 1}', tries=64)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "alone", "expected"),
+    [
+        ('Count "a b" and “c d” and "a b"', False, ["a b", "c d"]),
+        ("it's Tom's 'quote'", False, []),  # straight single quotes are apostrophes too
+        ("Would foo[?bar > `1`] parse?", False, ["1"]),
+        ("Would foo[?bar > `1`] parse?", True, []),
+        ("Is `a.b[` valid?", True, ["a.b["]),
+        ('Redact "x@y.com".', True, ["x@y.com"]),
+    ],
+)
+def test_quoted_texts_are_read_in_order_once(text: str, alone: bool, expected: list[str]) -> None:
+    assert quoted_in(text, alone=alone) == expected
+
+
+@given(st.text(max_size=60))
+def test_any_text_reads_to_quotes_it_holds(text: str) -> None:
+    assert all(q in text for q in quoted_in(text, alone=True))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("If it's noon in Tokyo, what time is it in London?", ["12:00"]),
+        ("meet at 9:30 am or 7pm, not 25:00", ["09:30", "19:00"]),
+        ("It's 11:45 in Seoul", ["11:45"]),
+        ("3:30 in the afternoon, then midnight", ["15:30", "00:00"]),
+        ("call at 12am, 12pm", ["00:00", "12:00"]),
+        ("a 3 to 2 win, 13pm", []),
+    ],
+)
+def test_times_of_day_are_read_as_clocks(text: str, expected: list[str]) -> None:
+    assert clocks_in(text) == expected
+
+
+@given(st.integers(1, 12), st.integers(0, 59), st.sampled_from(["am", "pm", " a.m.", "PM"]))
+def test_any_twelve_hour_time_reads_to_its_clock(hour: int, minute: int, half: str) -> None:
+    hours = hour % 12 + (12 if half.strip(" .").lower().startswith("p") else 0)
+    assert clocks_in(f"at {hour}:{minute:02d}{half} today") == [f"{hours:02d}:{minute:02d}"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("on 2024-03-10 at 14:30", True), ("tomorrow at 9am", True), ("3 March 2024", True),
+     ("noon in Tokyo", False), ("11:45 in Seoul", False)],
+)  # fmt: skip
+def test_a_date_is_stated_written_out_or_relative(text: str, expected: bool) -> None:
+    assert states_date(text, dt.date(2026, 11, 29)) is expected

@@ -351,6 +351,16 @@ def test_a_repaired_call_of_the_requests_own_values_is_made(yard: Yard) -> None:
     assert answer.cost["tool_calls"] == 1
 
 
+def test_the_repair_round_offers_the_requests_own_numbers_for_a_refused_one(yard: Yard) -> None:
+    script = [copied_example({}),
+              choose("unit-convert", "convert", value=350, from_unit="F", to_unit="C")]  # fmt: skip
+    _, fake = ask(yard, script, "Convert 350 F to C", ("unit-convert",))
+    schema = fake.requests[1]["response_format"]["json_schema"]["schema"]
+    arguments = schema["prefixItems"][0]["properties"]["arguments"]["properties"]
+    assert arguments["value"]["enum"] == [350.0]
+    assert "enum" not in arguments["from_unit"]  # only what was refused is narrowed
+
+
 def test_an_identical_call_is_made_once(yard: Yard) -> None:
     same = ("calculator", "execute", {"expression": "17*23+4"})
     answer, fake = ask(yard, [calls(same, same, same)], "17 times 23 plus 4", ("calculator",))

@@ -24,6 +24,7 @@ ignores it, text-form calls are read as a fallback (:func:`parse_calls`): a JSON
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import json
 import math
@@ -37,9 +38,17 @@ from partial_json_parser import Allow
 from partial_json_parser import loads as partial_loads
 
 from plugyard.llm.errors import LlmError, timed_out
-from plugyard.llm.grounding import Evidence, check, stated
+from plugyard.llm.grounding import Evidence, check, stated, takes_clock
 from plugyard.llm.model import ChatModel, continues
-from plugyard.llm.stated import json_in, numbers_in, spells_boolean, words_in
+from plugyard.llm.stated import (
+    clocks_in,
+    json_in,
+    numbers_in,
+    quoted_in,
+    spells_boolean,
+    states_date,
+    words_in,
+)
 from plugyard.llm.types import ChatAnswer, ChatRequest, Message, TokenLogprob, ToolCall, Usage
 
 #: The choice that means "no tool serves this, answer in text".
@@ -207,14 +216,19 @@ async def respond(
 
 
 async def mend(model: ChatModel, request: ChatRequest, calls: Sequence[ToolCall],
-               refused: ToolCall, reason: str) -> ChatAnswer:  # fmt: skip
+               refused: ToolCall, reason: str,
+               unstated: Sequence[str] = ()) -> ChatAnswer:  # fmt: skip
     """``refused``, one of ``calls`` (:func:`respond`'s answer to ``request``), written
     again after ``reason``, the sentence that says why it was not made or failed; the
     others of ``calls`` ran and are not asked for again. The call step goes on from the
     calls with the reason after them; the choice is not asked again. Asked again, the
     choice cost a repair round a second reading of the conversation and never changed
     the tool the 0.5B model chose (bench/labs/ASK_LAB.md, "A repair that goes on from the
-    call"); this way the prompt cache serves all but the reason."""
+    call"); this way the prompt cache serves all but the reason.
+
+    ``unstated`` names the arguments refused because the request does not state them:
+    each is written again among the values of its kind the user's messages state, when
+    they state some (:func:`stated_choices`)."""
     tools = [t for t in (Tool.of(d) for d in request.tools or ()) if t.name]
     names = [t.name for t in tools]
     if refused.name not in names:
@@ -222,7 +236,14 @@ async def mend(model: ChatModel, request: ChatRequest, calls: Sequence[ToolCall]
     started = time.perf_counter()
     deadline = started + request.deadline_s
     prompt = _prompt(request.messages, tools)
-    call, order = _call_step(model, request, prompt, tools, [refused.name], 1, deadline)
+    said = " ".join(m.content for m in request.messages if m.role == "user")
+    offered = [
+        replace(t, parameters=stated_choices(
+            t.parameters, {n: refused.arguments.get(n) for n in unstated}, said))
+        if t.name == refused.name else t
+        for t in tools
+    ]  # fmt: skip
+    call, order = _call_step(model, request, prompt, offered, [refused.name], 1, deadline)
     # In the layout of the frame the model goes on from (_frame).
     written = (
         "[\n  "
@@ -237,6 +258,59 @@ async def mend(model: ChatModel, request: ChatRequest, calls: Sequence[ToolCall]
     answer = await _written(model, call, order, 1, 1)
     kept = _tidied(_calls_written(answer, names), tools, _said(request.messages))
     return _merged([answer], answer, kept, started)
+
+
+#: At most this many stated values are offered for one argument.
+MAX_CHOICES = 16
+
+
+def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
+                   said: str) -> Mapping[str, Any]:  # fmt: skip
+    """``parameters`` with each argument of ``refused`` (name → the value refused)
+    limited to the values of its kind that ``said`` states: a number parameter to the
+    numbers it writes; a time of day (:func:`~plugyard.llm.grounding.takes_clock`) to
+    the times it states ("noon" as 12:00) when it states no date; a free text parameter
+    to the texts it quotes standing alone and shaped like the refused value (one word for
+    one word, several for several: the quoted sentence of 'What dates are in "…"' is no
+    time zone for a ``from_zone`` the model wrote as "UTC"). An argument whose kind the
+    text states no value of is left as it was. Asked once more after a refusal, the
+    0.5B model wrote the same invented value again (1024 for "What is 1 TB in GB?", a
+    made-up sentence for the text of a request that quotes one, 14:00 for "noon"): the
+    values it may write are then the request's, and which of them is still its
+    choice."""
+    properties = parameters.get("properties")
+    if not isinstance(properties, Mapping) or not refused:
+        return parameters
+    narrowed = dict(properties)
+    for name, value in refused.items():
+        schema = properties.get(name)
+        if not isinstance(schema, Mapping) or any(
+            key in schema for key in ("enum", "const", "anyOf", "oneOf", "pattern")
+        ):
+            continue
+        clock = takes_clock(schema)
+        if "format" in schema and not clock:
+            continue
+        kind = _TYPES.get(str(schema.get("type", "")).lower())
+        choices: list[Any] = []
+        if kind in ("number", "integer"):
+            low, high = schema.get("minimum"), schema.get("maximum")
+            found = [n for n in sorted(numbers_in(said, readings=False))
+                     if (not isinstance(low, int | float) or n >= low)
+                     and (not isinstance(high, int | float) or n <= high)]  # fmt: skip
+            choices = [int(n) for n in found if n.is_integer()] if kind == "integer" else found
+        elif kind == "string" and clock:
+            choices = [] if states_date(said, dt.date.today()) else clocks_in(said)
+        elif kind == "string":
+            several = _several_words(value)
+            choices = [q for q in quoted_in(said, alone=True) if _several_words(q) == several]
+        if choices:
+            narrowed[name] = {**schema, "enum": choices[:MAX_CHOICES]}
+    return {**parameters, "properties": narrowed}
+
+
+def _several_words(value: Any) -> bool:
+    return isinstance(value, str) and len(value.split()) > 1
 
 
 def _call_step(model: ChatModel, request: ChatRequest, prompt: Sequence[Message],

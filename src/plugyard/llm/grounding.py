@@ -86,6 +86,7 @@ from plugyard.llm.stated import (
     names_in,
     numbers_in,
     percents_in,
+    quoted_in,
     spells_boolean,
     stem,
     words_in,
@@ -479,7 +480,7 @@ def _normal(
     enum = schema.get("enum")
     if isinstance(enum, list) and not _declared(value, schema, members=True):
         return _enum_member(value, [e for e in enum if isinstance(e, str)])
-    if _takes_clock(schema):
+    if takes_clock(schema):
         return _clock(value, said)
     quoted = _as_quoted(value, said)
     if quoted != value:
@@ -664,18 +665,13 @@ def _holds(document: Any, part: Any) -> bool:
     return False
 
 
-#: A text the request quotes for a tool to work on; straight single quotes are left
-#: out, since they are apostrophes as often as quotes.
-_QUOTE = re.compile(r'"([^"]+)"|“([^”]+)”|‘([^’]+)’|`([^`]+)`')
-
-
 def _as_quoted(value: str, said: str) -> str:
     """The one quoted text of ``said`` that ``value`` retypes: the same letters and
     digits in the same order and case, with other punctuation or spacing."""
     letters = letters_of(value)
     if not letters:
         return value
-    quoted = {q for m in _QUOTE.finditer(said) for q in m.groups() if q}
+    quoted = quoted_in(said)
     if value in quoted:
         return value
     found = [q for q in quoted if letters_of(q) == letters]
@@ -696,7 +692,7 @@ def _enum_member(value: str, members: Sequence[str]) -> str:
     return found[0] if len(found) == 1 else value
 
 
-def _takes_clock(schema: Mapping[str, Any]) -> bool:
+def takes_clock(schema: Mapping[str, Any]) -> bool:
     """The parameter takes a time of day on its own (not only a full date and time)."""
     if schema.get("format") == "time":
         return True

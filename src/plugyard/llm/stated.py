@@ -166,6 +166,62 @@ def initials_of(text: str) -> str:
     return "".join(w[0] for i, w in enumerate(words) if i == 0 or w not in _SKIPPED)
 
 
+#: A time of day as people write it: "7pm", "9:30 am", "16:45", "noon", "midnight".
+_TIME_OF_DAY = re.compile(
+    r"\b(?:(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s*m\b\.?|(\d{1,2}):(\d{2})\b|(noon|midday|midnight))",
+    re.IGNORECASE,
+)
+
+
+def clocks_in(text: str) -> list[str]:
+    """The times of day ``text`` states, as HH:MM, in order, each once: "7pm" is
+    19:00, "noon" 12:00, "3 in the afternoon" 15:00."""
+    found: list[tuple[int, str]] = []
+    for match in _TIME_OF_DAY.finditer(text):
+        twelve, minutes, half, hour, minute, word = match.groups()
+        if word is not None:
+            clock = "00:00" if word.lower() == "midnight" else "12:00"
+        elif half is not None:
+            if not 1 <= int(twelve) <= 12 or int(minutes or 0) >= 60:
+                continue
+            hours = int(twelve) % 12 + (12 if half.lower() == "p" else 0)
+            clock = f"{hours:02d}:{int(minutes or 0):02d}"
+        elif int(hour) < 24 and int(minute) < 60:
+            clock = f"{int(hour):02d}:{minute}"
+        else:
+            continue
+        found.append((match.start(), clock))
+    for match in _LATER_HOUR.finditer(text):
+        if 1 <= int(match.group(1)) < 12:
+            minutes = re.match(r"\d{1,2}:(\d{2})", match.group())
+            later = f"{int(match.group(1)) + 12:02d}:{minutes.group(1) if minutes else '00'}"
+            found = [(at, c) for at, c in found if at != match.start()] + [(match.start(), later)]
+    return list(dict.fromkeys(clock for _, clock in sorted(found)))
+
+
+#: A text quoted for a tool to work on; straight single quotes are left out, since they
+#: are apostrophes as often as quotes.
+_QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”|‘([^’]+)’|`([^`]+)`')
+#: What stands against a quote that is part of a longer token: the backticked `1` of
+#: "foo[?bar > `1`]" is a literal of an expression, not a text of its own.
+_GLUED = re.compile(r"[\w\[\](){}]")
+
+
+def quoted_in(text: str, *, alone: bool = False) -> list[str]:
+    """The texts ``text`` quotes, in order, each once; ``alone``: only those that stand
+    as a token of their own (space or sentence punctuation on either side)."""
+    found: list[str] = []
+    for match in _QUOTED.finditer(text):
+        start, end = match.span()
+        before, after = text[start - 1 : start], text[end : end + 1]
+        if alone and (_GLUED.match(before) or _GLUED.match(after)):
+            continue
+        quote = next(q for q in match.groups() if q)
+        if quote not in found:
+            found.append(quote)
+    return found
+
+
 def numbers_in(text: str, *, readings: bool = True) -> set[float]:
     """Every number ``text`` states, as people write them (see the module's notes).
     ``readings=False`` leaves out what a percent sign or word would make of them (100,
@@ -298,6 +354,12 @@ def dates_meant(text: str, today: dt.date) -> set[dt.date]:
     return found
 
 
+def states_date(text: str, today: dt.date) -> bool:
+    """Whether ``text`` names a date, written out ("2024-03-10", "3 March 2024") or
+    relative to ``today`` ("tomorrow")."""
+    return bool(_dates_in(text) or dates_meant(text, today))
+
+
 def _dates_in(text: str) -> set[dt.date]:
     found: set[dt.date] = set()
     for pattern, order in _DATES:
@@ -406,6 +468,12 @@ def json_in(text: str, *, tries: int | None = None) -> Iterator[Any]:
     the calls inside a list cut off at its end are still found; a run of brackets
     nested past the decoder's depth is passed whole. ``tries``: at most this many
     starts, for a text nobody bounded."""
+    for _, _, value in json_spans(text, tries=tries):
+        yield value
+
+
+def json_spans(text: str, *, tries: int | None = None) -> Iterator[tuple[int, int, Any]]:
+    """Where :func:`json_in` finds each JSON value: its start, its end and the value."""
     index, tried = 0, 0
     while tries is None or tried < tries:
         found = [i for i in (text.find("{", index), text.find("[", index)) if i >= 0]
@@ -422,4 +490,4 @@ def json_in(text: str, *, tries: int | None = None) -> Iterator[Any]:
             while index < len(text) and text[index] in "[{ \t\n":
                 index += 1
             continue
-        yield value
+        yield start, index, value

@@ -112,6 +112,8 @@ class Mending:
     reason: str
     ending: Ending
     calls: tuple[ToolCall, ...]
+    #: The arguments refused because the request does not state them.
+    unstated: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -332,7 +334,8 @@ class Loop:
             if not self.repaired:
                 self._spend_repair(f"argument_ungrounded: {reason}", Mending(
                     call, f"{_that(call, self._answer)} was not made: {reason}. {REPAIR_NOTE}",
-                    ending, self._answer))  # fmt: skip
+                    ending, self._answer,
+                    tuple(dict.fromkeys(u.name for u in grounded.missing))))  # fmt: skip
                 self.record(candidate, "needs_input", call=call, round=number,
                              arguments=call.arguments, error_code="argument_ungrounded",
                              notes=("sent back to the model once with the reason",),
@@ -542,7 +545,7 @@ class Loop:
             # Calls come back as calls whatever the server (llm/calls.py).
             if mending is not None:
                 answer = await mend(self.model, request, mending.calls, mending.refused,
-                                    mending.reason)  # fmt: skip
+                                    mending.reason, mending.unstated)  # fmt: skip
             else:
                 answer = await respond(self.model, request, text=text,
                                        favoured=favoured.name if favoured else None,
