@@ -172,6 +172,40 @@ def test_decompose_brings_both_intents() -> None:
     assert {m.doc_id for m in hits} == {"recipes", "flights"}
 
 
+def test_a_quoted_text_counts_less_than_what_the_request_asks() -> None:
+    ix = _index()
+    quoted = 'Extract the text of "weather forecast for the city"'
+    assert ix.search(quoted.replace('"', ""), k=1)[0].doc_id == "weather"
+    top = ix.search(quoted, k=1)[0]
+    assert top.doc_id == "pdf"
+    # The floor's evidence is the request as written, quote and all.
+    assert "weather" in top.terms or "weather" in ix.search(quoted, k=2)[1].terms
+
+
+def test_an_entry_the_view_by_kind_admits_is_relevant() -> None:
+    json_tool = Document("jq", "JSON Query", "Query a JSON document with an expression.")
+    ix = HybridIndex(HashingEmbedder(dim=256))
+    ix.upsert([*CATALOG, json_tool])
+
+    def relevant(query: str) -> set[str]:
+        return {m.doc_id for m in ix.search(query, k=6) if m.relevant}
+
+    # The request's words match no entry; its object is a JSON document.
+    assert "jq" in relevant('Take the first element of {"xs": [9, 8, 7]} using xs[0]')
+    assert "jq" not in relevant("Take the first element of xs using xs[0]")
+
+
+def test_only_a_request_that_quotes_is_embedded_a_second_time() -> None:
+    embedder = CountingEmbedder()
+    ix = HybridIndex(embedder)
+    ix.upsert(CATALOG)
+    before = embedder.texts
+    ix.search("share price of AAPL", k=1)
+    once = embedder.texts - before
+    ix.search('share price of "AAPL"', k=1)
+    assert embedder.texts - before - once == once + 1
+
+
 def test_fields_and_hash() -> None:
     doc = from_mapping(
         "x",

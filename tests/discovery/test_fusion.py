@@ -43,6 +43,9 @@ def test_rrf_prefers_agreement() -> None:
         ("Book a flight to Rome. Then find a hotel near the Colosseum.", 2),
         ("What is the weather like today?", 0),
         ('Find the links in "see https://a.com/docs and http://b.org"', 0),
+        ("extract the links from: see https://example.org/docs and http://test.com", 0),
+        ("list the addresses: sue@web.net and tom@mail.com", 0),
+        ("email bob@x.com and then convert 3 km to miles", 2),
         ("Count the words in “one and two” and extract the emails from “x@y.com”", 2),
         ("What is 2 to the power of 10, and what's 5 litres in gallons?", 2),
         ('"Book a flight to Rome. Then find a hotel near the Colosseum."', 2),
@@ -71,3 +74,29 @@ def test_combine_parts_lets_each_intent_lift_its_document() -> None:
     parts = [np.array([0.0, 2.0, 0.0], np.float32), np.array([0.0, 0.0, 3.0], np.float32)]
     np.testing.assert_allclose(fusion.combine_parts(full, parts), [0.5, 1.0, 1.5])
     assert fusion.combine_parts(full, []) is full
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ('What dates are in "We met on 3 March"?', 'What dates are in ""?'),
+        ("Count “a b” and 'c'", "Count “” and 'c'"),
+        ('"a request quoted whole"', '"a request quoted whole"'),
+        ('"one" "two"', '"one" "two"'),  # nothing but quotes: kept
+        ("no quotes", "no quotes"),
+        (
+            'Take the first element of {"xs": [9, 8, 7]} using xs[0]',
+            "Take the first element of JSON using xs[0]",
+        ),
+        ('Count "a {"b": 1} c" now', 'Count "" now'),  # an object inside a quote
+        ('{"a": 1}', '{"a": 1}'),  # nothing but its data: kept
+        ("sum [2, 3, 5] and {}", "sum [2, 3, 5] and {}"),  # a list or an empty object: kept
+    ],
+)
+def test_without_data_names_what_the_request_works_on_by_kind(query: str, expected: str) -> None:
+    assert fusion.without_data(query) == expected
+
+
+@given(st.text(alphabet='{}[]"ab :,1', max_size=80))
+def test_any_request_reads_to_a_view_without_raising(query: str) -> None:
+    assert isinstance(fusion.without_data(query), str)

@@ -273,7 +273,10 @@ class HybridIndex:
         """
         if not self._ids or k <= 0:
             return []
-        queries = [query] + (fusion.decompose(query) if decompose else [])
+        # The request, the request without the texts it quotes (when it quotes some),
+        # then its parts.
+        views = list(dict.fromkeys([query, fusion.without_data(query)]))
+        queries = views + (fusion.decompose(query) if decompose else [])
         qvs = self._embed_queries(queries)
         lift: Mapping[str, float] = {}
         if self.lift is not None and self.policy.remembers(content_word_count(query)):
@@ -292,7 +295,8 @@ class HybridIndex:
             self.policy.blend_for(content_word_count(q)).fuse(c.dense, c.lexical, c.whole)
             for q, c in zip(queries, channels, strict=True)
         ]
-        final = fusion.combine_parts(fused[0], fused[1:])
+        whole = fused[0] if len(views) == 1 else fusion.mean(fused[: len(views)])
+        final = fusion.combine_parts(whole, fused[len(views) :])
         if len(lifted):
             at = lifted if rows is None else np.searchsorted(rows, lifted)
             final = final.copy()
@@ -313,10 +317,18 @@ class HybridIndex:
                     terms=terms,
                     cosine=cosine,
                     relevant=self._floor is None
-                    or self._floor.admits(cosine, lexical, topical(terms)),
+                    or self._floor.admits(cosine, lexical, topical(terms))
+                    or (len(views) > 1 and self._admits_view(views[1], channels[1], i, row)),
                 )
             )
         return out
+
+    def _admits_view(self, view: str, channel: _Channels, i: int, row: int) -> bool:
+        """Whether the floor admits the entry for the request with its data named by kind
+        ('Take the first element of JSON using xs[0]')."""
+        assert self._floor is not None
+        terms = self._lexical.matched_terms(row, view)
+        return self._floor.admits(float(channel.raw[i]), float(channel.lexical[i]), topical(terms))
 
     def _cosines(self, qv: Vectors) -> Cosines:
         def cosine(doc_ids: Sequence[str]) -> NDArray[np.float32]:

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from plugyard.llm.stated import json_spans
+
 Scores = NDArray[np.float32]
 
 
@@ -117,15 +119,43 @@ _FILLER = frozenset(
 _CONTENT = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
 #: A quoted text: the request's data, whose "and" or full stop joins nothing.
 _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
+#: An address (a link, an e-mail): one value, whose letters are no words of a request
+#: ("see a.com and http://b.org" does not end in a request "http b org").
+_ADDRESS = re.compile(r"\b(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.IGNORECASE)
+
+
+#: At most this many places where a JSON document might begin are tried.
+_JSON_TRIES = 16
+
+
+def without_data(query: str) -> str:
+    """``query`` with what it works on named by its kind rather than its content: a JSON
+    object written as the word "JSON", the texts it quotes emptied. The content says
+    little of what the request asks for (the "3 March 2024" of 'What dates are mentioned
+    in "The launch moved from 3 March 2024"' is no time-zone request), the kind a lot
+    ('Take the first element of {"xs": [9, 8, 7]} using xs[0]' asks a JSON query). A
+    request quoted whole, or one that is nothing but its data, is kept as it is."""
+    # The objects first: their keys and strings are quoted too.
+    pieces, at = [], 0
+    for start, end, value in json_spans(query, tries=_JSON_TRIES):
+        if isinstance(value, dict) and value:
+            pieces += [query[at:start], "JSON"]
+            at = end
+    named = "".join([*pieces, query[at:]])
+    whole = (len(named) - len(named.lstrip()), len(named.rstrip()))
+    masked = _QUOTED.sub(
+        lambda m: m.group() if m.span() == whole else m.group()[0] + m.group()[-1], named
+    )
+    return masked if _CONTENT.search(masked.replace("JSON", "").lower()) else query
 
 
 def decompose(query: str) -> list[str]:
     """Sub-requests of a multi-intent query, or [] when it is one request.
 
-    A part must keep two content words (a number counts), so "salt and pepper" is not
-    split, and a joint inside quoted text splits nothing: in 'Find the links in "see
-    a.com and b.org"' the quote is what the request works on (a request quoted whole
-    is split as if it were not).
+    A part must keep two content words (a number counts, an address counts once), so
+    "salt and pepper" is not split, nor "see a.com and http://b.org"; and a joint inside
+    quoted text splits nothing: in 'Find the links in "see a.com and b.org"' the quote
+    is what the request works on (a request quoted whole is split as if it were not).
     """
     # A request written whole between quotes is the request, not data inside it.
     whole = (len(query) - len(query.lstrip()), len(query.rstrip()))
@@ -136,8 +166,15 @@ def decompose(query: str) -> list[str]:
     edges = [0, *(edge for cut in cuts for edge in cut), len(query)]
     pieces = (query[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2))
     parts = [p.strip() for p in pieces if p and p.strip()]
-    parts = [p for p in parts if sum(w not in _FILLER for w in _CONTENT.findall(p.lower())) >= 2]
+    parts = [p for p in parts if sum(w not in _FILLER for w in _CONTENT.findall(
+        _ADDRESS.sub(" value ", p).lower())) >= 2]  # fmt: skip
     return parts if len(parts) >= 2 else []
+
+
+def mean(views: Sequence[Scores]) -> Scores:
+    """Per document, the mean of the scores of several views of one request."""
+    mean: Scores = np.mean(np.stack(views), axis=0).astype(np.float32)
+    return mean
 
 
 def combine_parts(full: Scores, parts: Sequence[Scores]) -> Scores:
