@@ -15,6 +15,11 @@ _INJECTION = [
     for p in (
         r"\b(ignore|disregard|forget)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier)"
         r"\s+(instructions|prompts?|rules|messages)",
+        # "your" names the model's own rules: "disregard your rules" (the "the" of "don't
+        # forget the rules" does not).
+        r"\b(ignore|disregard|forget)\s+(all\s+)?your\s+((previous|prior|earlier|original)\s+)?"
+        r"(instructions|prompts?|rules|guidelines|programming)",
+        r"\bact\s+as\s+(an?\s+)?(unfiltered|unrestricted|uncensored|jailbroken)\b",
         r"\byou\s+are\s+now\s+(DAN|in\s+developer\s+mode|jailbroken)\b",
         r"\b(reveal|print|show|repeat)\s+(your|the)\s+(system|hidden)\s+(prompt|instructions)",
         r"\bpretend\s+(that\s+)?you\s+(have\s+no|are\s+not\s+bound\s+by)\s+(rules|restrictions)",
