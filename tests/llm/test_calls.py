@@ -248,6 +248,14 @@ def test_an_argument_the_model_wrote_from_the_request_is_not_narrowed() -> None:
         # A backticked literal inside an expression is not a text of its own.
         ({"type": "string"}, "Would foo[?bar > `1`] parse as JMESPath?", None),
         ({"type": "string"}, "no quotes here at all", None),
+        # A document among the JSON documents the request writes, its objects first.
+        (
+            {"description": "any JSON value"},
+            'Take the first of {"xs": [9, 8]} using xs[0]',
+            [{"xs": [9, 8]}],
+        ),
+        ({"type": "array"}, 'sum [2, 3] or [4] of {"a": 1}', [[2, 3], [4]]),
+        ({"type": "object"}, "no document here [1, 2]", None),
         # A time of day among the times the request states, unless it states a date.
         (
             {"type": "string", "description": "The time as HH:MM"},

@@ -262,6 +262,8 @@ async def mend(model: ChatModel, request: ChatRequest, calls: Sequence[ToolCall]
 
 #: At most this many stated values are offered for one argument.
 MAX_CHOICES = 16
+#: At most this many places where a JSON document might begin are tried (a user's text).
+_JSON_TRIES = 64
 
 
 def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
@@ -269,7 +271,9 @@ def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
     """``parameters`` with each argument of ``refused`` (name → the value refused)
     limited to the values of its kind that ``said`` states: a number parameter to the
     numbers it writes; a time of day (:func:`~plugyard.llm.grounding.takes_clock`) to
-    the times it states ("noon" as 12:00) when it states no date; a free text parameter
+    the times it states ("noon" as 12:00) when it states no date; a document parameter
+    (an object, an array, or one of any type) to the JSON documents it writes (the 0.5B
+    model wrote the parameter's own JSON Schema as the data to query); a free text parameter
     to the texts it quotes standing alone and shaped like the refused value (one word for
     one word, several for several: the quoted sentence of 'What dates are in "…"' is no
     time zone for a ``from_zone`` the model wrote as "UTC"). An argument whose kind the
@@ -299,6 +303,15 @@ def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
                      if (not isinstance(low, int | float) or n >= low)
                      and (not isinstance(high, int | float) or n <= high)]  # fmt: skip
             choices = [int(n) for n in found if n.is_integer()] if kind == "integer" else found
+        elif kind in ("object", "array") or "type" not in schema:
+            # A document parameter (or one of any type) among the JSON documents the
+            # request writes: its objects first, as "xs[0]" writes a list too.
+            found = [d for d in json_in(said, tries=_JSON_TRIES) if d]
+            objects = [d for d in found if isinstance(d, dict)]
+            lists = [d for d in found if isinstance(d, list)]
+            choices = (
+                objects if kind == "object" else lists if kind == "array" else (objects or lists)
+            )
         elif kind == "string" and clock:
             choices = [] if states_date(said, dt.date.today()) else clocks_in(said)
         elif kind == "string":
