@@ -273,8 +273,8 @@ class HybridIndex:
         """
         if not self._ids or k <= 0:
             return []
-        # The request, the request without the texts it quotes (when it quotes some),
-        # then its parts.
+        # The request, the request with its data named by kind (when it quotes a text or
+        # writes a JSON object), then its parts.
         views = list(dict.fromkeys([query, fusion.without_data(query)]))
         queries = views + (fusion.decompose(query) if decompose else [])
         qvs = self._embed_queries(queries)

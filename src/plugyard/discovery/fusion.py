@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from plugyard.llm.stated import json_spans
+from plugyard.llm.stated import USER_JSON_TRIES, json_spans
 
 Scores = NDArray[np.float32]
 
@@ -124,10 +124,6 @@ _QUOTED = re.compile(r'"[^"]*"|“[^”]*”')
 _ADDRESS = re.compile(r"\b(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.IGNORECASE)
 
 
-#: At most this many places where a JSON document might begin are tried.
-_JSON_TRIES = 16
-
-
 def without_data(query: str) -> str:
     """``query`` with what it works on named by its kind rather than its content: a JSON
     object written as the word "JSON", the texts it quotes emptied. The content says
@@ -137,7 +133,7 @@ def without_data(query: str) -> str:
     request quoted whole, or one that is nothing but its data, is kept as it is."""
     # The objects first: their keys and strings are quoted too.
     pieces, at = [], 0
-    for start, end, value in json_spans(query, tries=_JSON_TRIES):
+    for start, end, value in json_spans(query, tries=USER_JSON_TRIES):
         if isinstance(value, dict) and value:
             pieces += [query[at:start], "JSON"]
             at = end
@@ -173,8 +169,8 @@ def decompose(query: str) -> list[str]:
 
 def mean(views: Sequence[Scores]) -> Scores:
     """Per document, the mean of the scores of several views of one request."""
-    mean: Scores = np.mean(np.stack(views), axis=0).astype(np.float32)
-    return mean
+    out: Scores = np.mean(np.stack(views), axis=0).astype(np.float32)
+    return out
 
 
 def combine_parts(full: Scores, parts: Sequence[Scores]) -> Scores:

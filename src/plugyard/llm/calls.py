@@ -41,6 +41,7 @@ from plugyard.llm.errors import LlmError, timed_out
 from plugyard.llm.grounding import Evidence, check, stated, takes_clock
 from plugyard.llm.model import ChatModel, continues
 from plugyard.llm.stated import (
+    USER_JSON_TRIES,
     clocks_in,
     json_in,
     numbers_in,
@@ -262,8 +263,6 @@ async def mend(model: ChatModel, request: ChatRequest, calls: Sequence[ToolCall]
 
 #: At most this many stated values are offered for one argument.
 MAX_CHOICES = 16
-#: At most this many places where a JSON document might begin are tried (a user's text).
-_JSON_TRIES = 64
 
 
 def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
@@ -306,7 +305,7 @@ def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
         elif kind in ("object", "array") or "type" not in schema:
             # A document parameter (or one of any type) among the JSON documents the
             # request writes: its objects first, as "xs[0]" writes a list too.
-            found = [d for d in json_in(said, tries=_JSON_TRIES) if d]
+            found = [d for d in json_in(said, tries=USER_JSON_TRIES) if d]
             objects = [d for d in found if isinstance(d, dict)]
             lists = [d for d in found if isinstance(d, list)]
             choices = (

@@ -77,6 +77,7 @@ from typing import Any
 
 from plugyard.llm.stated import (
     ISO_LETTERS,
+    USER_JSON_TRIES,
     dates_meant,
     fold,
     initials_in,
@@ -632,7 +633,7 @@ def _as_whole_documents(arguments: dict[str, Any], said: str) -> dict[str, Any]:
         if not isinstance(value, dict | list) or not value:
             continue
         if documents is None:
-            documents = list(json_in(said, tries=_DOCUMENT_TRIES))
+            documents = list(json_in(said, tries=USER_JSON_TRIES))
         wholes = [d for d in documents if d != value and _holds(d, value)]
         if len(wholes) != 1 or not isinstance(wholes[0], dict):
             continue
@@ -643,11 +644,6 @@ def _as_whole_documents(arguments: dict[str, Any], said: str) -> dict[str, Any]:
         if keys & named:
             arguments = {**arguments, name: wholes[0]}
     return arguments
-
-
-#: At most this many places where a JSON document might begin are tried: the request
-#: is a user's text, and a hostile one may hold a bracket at every character.
-_DOCUMENT_TRIES = 64
 
 
 def _holds(document: Any, part: Any) -> bool:

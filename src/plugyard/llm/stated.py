@@ -462,6 +462,11 @@ def stem(word: str) -> str:
 _DECODER = json.JSONDecoder()
 
 
+#: At most this many places where a JSON document might begin are tried in a user's
+#: text: a hostile one may hold a bracket at every character.
+USER_JSON_TRIES = 64
+
+
 def json_in(text: str, *, tries: int | None = None) -> Iterator[Any]:
     """The JSON objects and arrays ``text`` writes, outermost first, from each ``{`` or
     ``[`` that begins one. A start that does not decode is passed by one character, so
