@@ -78,6 +78,7 @@ from typing import Any
 from plugyard.llm.stated import (
     ISO_LETTERS,
     USER_JSON_TRIES,
+    clocks_in,
     dates_meant,
     fold,
     initials_in,
@@ -701,13 +702,9 @@ def takes_clock(schema: Mapping[str, Any]) -> bool:
 def _clock(value: str, said: str) -> str:
     """ "9am" as 09:00; a date and time without the date and the offset that the
     request does not state."""
-    ampm = _AMPM.match(value)
-    if ampm is not None:
-        twelve, minutes = int(ampm.group(1)), int(ampm.group(2) or 0)
-        if 1 <= twelve <= 12 and minutes < 60:
-            hours = twelve % 12 + (12 if ampm.group(3).lower() == "p" else 0)
-            return f"{hours:02d}:{minutes:02d}"
-        return value
+    if _AMPM.match(value) is not None:  # the whole value is one twelve-hour time
+        clocks = clocks_in(value)
+        return clocks[0] if clocks else value
     found = _DATE_TIME.match(value)
     if found is None:
         return value
