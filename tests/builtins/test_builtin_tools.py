@@ -118,6 +118,9 @@ def test_the_calculator_answers_any_text_with_a_result_or_invalid_parameters(tex
         ("gcd of 12 and 18", 6),
         ("the absolute value of -5", 5),
         ("round 3.14159 to 2 decimal places", 3.14),
+        ("what's log base 10 of 1000", 3),  # exactly: log10, not 2.9999999999999996
+        ("log base 2 of 64 plus 1", 7),
+        ("the log of 1000 to base 10", 3),
         ("minus 4 plus 10", 6),
     ],
 )

@@ -38,6 +38,11 @@ class CalculationError(ValueError):
 
 
 def _log(x: Number, base: Number | None = None) -> float:
+    # log(1000, 10) is 2.9999999999999996 by the change of base; log10 is exact
+    if base == 10:
+        return math.log10(x)
+    if base == 2:
+        return math.log2(x)
     return math.log(x) if base is None else math.log(x, base)
 
 

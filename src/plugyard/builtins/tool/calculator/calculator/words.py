@@ -379,6 +379,10 @@ class _Reader:
             if not self.accept(")"):
                 raise self.fail("')'")
             return _call(name, *args)
+        if name == "log" and self.accept("base"):  # "log base 2 of 64"
+            base = self.atom()  # not operand(): "10 of 1000" would read as a product
+            self.accept("of")
+            return _call("log", self.operand(), base)
         self.accept("of")
         if name in _LISTS:
             return _call(name, *self.items())
@@ -390,7 +394,10 @@ class _Reader:
                     self.at += 1
                 return _call("round", value, places)
             return _call("round", value)
-        return _call(name, self.operand())
+        value = self.operand()
+        if name == "log" and (self.accept("base") or self.accept("to", "base")):
+            return _call("log", value, self.operand())  # "log of 1000 to base 10"
+        return _call(name, value)
 
     def operand(self) -> ast.expr:
         """What a prefix word applies to: the next number or group, its postfix words
