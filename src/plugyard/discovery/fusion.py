@@ -16,7 +16,7 @@ need) by keywords, which add up per intent where one dense vector blurs them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,9 +126,10 @@ _ADDRESS = re.compile(r"\b(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.IGNORECASE)
 
 def without_data(query: str) -> str:
     """``query`` with what it works on named by its kind rather than its content: a JSON
-    object written as the word "JSON", the texts it quotes emptied. The content says
-    little of what the request asks for (the "3 March 2024" of 'What dates are mentioned
-    in "The launch moved from 3 March 2024"' is no time-zone request), the kind a lot
+    object written as the word "JSON", each text it quotes as the word "text". The
+    content says little of what the request asks for (the "3 March 2024" of 'What dates
+    are mentioned in "The launch moved from 3 March 2024"' is no time-zone request), the
+    kind a lot
     ('Take the first element of {"xs": [9, 8, 7]} using xs[0]' asks a JSON query). A
     request quoted whole, or one that is nothing but its data, is kept as it is."""
     # The objects first: their keys and strings are quoted too.
@@ -139,10 +140,12 @@ def without_data(query: str) -> str:
             at = end
     named = "".join([*pieces, query[at:]])
     whole = (len(named) - len(named.lstrip()), len(named.rstrip()))
-    masked = _QUOTED.sub(
-        lambda m: m.group() if m.span() == whole else m.group()[0] + m.group()[-1], named
-    )
-    return masked if _CONTENT.search(masked.replace("JSON", "").lower()) else query
+
+    def kind(text: str) -> Callable[[re.Match[str]], str]:
+        return lambda m: m.group() if m.span() == whole else m.group()[0] + text + m.group()[-1]
+
+    asked = _QUOTED.sub(kind(""), named).replace("JSON", "")
+    return _QUOTED.sub(kind("text"), named) if _CONTENT.search(asked.lower()) else query
 
 
 def decompose(query: str) -> list[str]:
