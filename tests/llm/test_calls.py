@@ -281,6 +281,16 @@ def test_stated_choices_are_the_values_of_the_parameters_kind(
     assert x == (schema if expected is None else {**schema, "enum": expected})
 
 
+def test_a_refused_expression_is_written_again_among_the_expressions_the_request_writes() -> None:
+    parameters = {"type": "object", "properties": {"expression": {"type": "string"}}}
+    said = "does sort_by(people, &age)[-1].name parse ok as JMESPath, or `a[0]`?"
+    refused = {"expression": "people[?age > `100`].name"}
+    narrowed = stated_choices(parameters, refused, said)["properties"]["expression"]
+    assert narrowed["enum"] == ["a[0]", "sort_by(people, &age)[-1].name"]
+    prose = stated_choices(parameters, refused, "I like tea (and coffee).")
+    assert prose == parameters  # a remark in brackets is no expression
+
+
 def test_only_an_offered_tools_call_is_written_again() -> None:
     with pytest.raises(LlmError) as raised:
         mended([], [ToolCall("wipe", {"disk": "sda"})], CONVERT)

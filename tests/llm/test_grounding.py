@@ -8,7 +8,7 @@ import datetime as dt
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plugyard.llm.grounding import Evidence, check, normalise, stated
+from plugyard.llm.grounding import Evidence, check, named_members, normalise, stated
 from plugyard.llm.stated import numbers_in
 
 DAY = dt.date(2026, 3, 14)
@@ -432,6 +432,7 @@ def test_a_part_of_the_request_s_sum_goes_to_the_tool_as_the_whole_sum() -> None
         ("what is 12 + 3 * 4", "12+3", "12 + 3 * 4"),
         ("what's the remainder of 100 divided by 7", "100 divided by 7",
          "remainder of 100 divided by 7"),
+        ("what's log base 10 of 1000", "10 of 1000", "log base 10 of 1000"),
     ):  # fmt: skip
         assert normalise({"expression": part}, TEXT, [said])["expression"] == whole
 
@@ -450,6 +451,8 @@ def test_a_number_becomes_the_sum_it_is_part_of_only_where_arithmetic_is_taken()
         ("What's the square root of 81 and how many grams are in 3 ounces?", "81",
          "square root of 81"),
         ("What is 12 times 12?", "12", "12 times 12"),
+        ("Give me the remainder when 1000 is divided by 7", "1000",
+         "remainder when 1000 is divided by 7"),
     ):  # fmt: skip
         assert normalise({"expression": part}, ARITHMETIC, [said])["expression"] == whole
         assert normalise({"expression": part}, TEXT, [said])["expression"] == part
@@ -609,3 +612,54 @@ def test_a_request_nested_past_the_json_decoder_leaves_the_call_as_written() -> 
     said = ["[" * 100_000 + "]" * 100_000 + ' and {"a": {"b": 1}}']
     call = {"data": {"c": 2}, "expression": "a.b"}
     assert normalise(call, QUERY, said) == call
+
+
+UNITS = {
+    "type": "object",
+    "properties": {
+        "category": {"type": "string", "enum": ["length", "mass", "data", "time"]},
+        "kinds": {"type": "array", "items": {"type": "string", "enum": ["emails", "urls"]}},
+        "text": {"type": "string"},
+    },
+    "required": ["text"],
+}
+
+
+def test_an_optional_enum_left_out_takes_the_one_member_the_request_names() -> None:
+    filled, names = named_members({"text": "x"}, UNITS, ["Show me the data size units"])
+    assert filled == {"text": "x", "category": "data"}
+    assert names == ("category",)
+    listed, _ = named_members({"text": "x"}, UNITS, ["find the URLs in my note"])
+    assert listed["kinds"] == ["urls"]
+    weights, _ = named_members({"text": "x"}, UNITS, ["what weight units do you know?"])
+    assert weights["category"] == "mass"  # a member named by its synonym
+
+
+def test_no_member_is_filled_when_the_request_names_none_or_several() -> None:
+    assert named_members({"text": "x"}, UNITS, ["list every unit"]) == ({"text": "x"}, ())
+    both, names = named_members({"text": "x"}, UNITS, ["units of mass and time"])
+    assert "category" not in both
+    assert names == ()
+
+
+def test_a_member_named_only_in_the_data_or_an_argument_is_not_filled() -> None:
+    quoted = named_members({"text": "x"}, UNITS, ['Count words in "mass data"'])
+    assert quoted == ({"text": "x"}, ())
+    inside_json = named_members({"text": "x"}, UNITS, ['Query {"time": 3} for it'])
+    assert inside_json == ({"text": "x"}, ())
+    held = named_members({"text": "time flies"}, UNITS, ["split time flies"])
+    assert held == ({"text": "time flies"}, ())
+
+
+def test_a_given_or_required_value_is_never_replaced() -> None:
+    given_, names = named_members({"text": "x", "category": "mass"}, UNITS, ["data units"])
+    assert given_["category"] == "mass"
+    assert names == ()
+
+
+@given(st.text(max_size=80))
+def test_filling_only_ever_adds_a_member_of_the_enum(said: str) -> None:
+    filled, names = named_members({"text": "x"}, UNITS, [said])
+    assert set(filled) - {"text"} == set(names)
+    assert filled.get("category", "data") in {"length", "mass", "data", "time"}
+    assert set(filled.get("kinds", [])) <= {"emails", "urls"}

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from plugyard.llm.stated import (
     clocks_in,
+    code_in,
     dates_meant,
     fold,
     initials_in,
@@ -246,3 +247,16 @@ def test_any_twelve_hour_time_reads_to_its_clock(hour: int, minute: int, half: s
 )  # fmt: skip
 def test_a_date_is_stated_written_out_or_relative(text: str, expected: bool) -> None:
     assert states_date(text, dt.date(2026, 11, 29)) is expected
+
+
+def test_code_in_finds_the_expressions_a_request_writes_unquoted() -> None:
+    said = "Can items[*].name or sort_by(people, &age)[-1].name be parsed? (I hope so.)"
+    assert code_in(said) == ["items[*].name", "sort_by(people, &age)[-1].name"]
+    assert code_in('Take the first of {"xs": [9, 8]} using xs[0]') == ["xs[0]"]
+
+
+@given(st.text(alphabet="ab \t()[]{}.*&,?", max_size=60))
+def test_every_expression_code_in_finds_is_balanced_and_in_the_text(text: str) -> None:
+    for span in code_in(text):
+        assert span in text
+        assert sum(span.count(c) for c in "([{") == sum(span.count(c) for c in ")]}")

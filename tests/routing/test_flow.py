@@ -420,6 +420,17 @@ def test_an_invented_optional_argument_is_not_passed(yard: Yard) -> None:
     assert "Asia/Tokyo" in answer.text
 
 
+def test_an_optional_enum_the_request_names_is_set_when_the_model_leaves_it_out(
+    yard: Yard,
+) -> None:
+    script = [choose("unit-convert", "list_units")]
+    answer, _ = ask(yard, script, "Show me all the data size units you know", ("unit-convert",))
+    assert answer.status == "answered", answer.to_dict()
+    step = answer.steps[0]
+    assert step.choice is not None and step.choice["arguments"] == {"category": "data"}
+    assert {unit["category"] for unit in answer.data["units"]} == {"data"}
+
+
 def test_a_post_processed_answer_with_made_up_facts_falls_back_to_the_template(
     yard: Yard,
 ) -> None:

@@ -38,11 +38,12 @@ from partial_json_parser import Allow
 from partial_json_parser import loads as partial_loads
 
 from plugyard.llm.errors import LlmError, timed_out
-from plugyard.llm.grounding import Evidence, check, stated, takes_clock
+from plugyard.llm.grounding import Evidence, check, is_code, stated, takes_clock
 from plugyard.llm.model import ChatModel, continues
 from plugyard.llm.stated import (
     USER_JSON_TRIES,
     clocks_in,
+    code_in,
     json_in,
     numbers_in,
     quoted_in,
@@ -275,8 +276,10 @@ def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
     model wrote the parameter's own JSON Schema as the data to query); a free text parameter
     to the texts it quotes standing alone and shaped like the refused value (one word for
     one word, several for several: the quoted sentence of 'What dates are in "…"' is no
-    time zone for a ``from_zone`` the model wrote as "UTC"). An argument whose kind the
-    text states no value of is left as it was. Asked once more after a refusal, the
+    time zone for a ``from_zone`` the model wrote as "UTC"); and an expression the model
+    wrote to the expressions the request writes, quoted or not
+    (:func:`~plugyard.llm.stated.code_in`). An argument whose kind the text states no
+    value of is left as it was. Asked once more after a refusal, the
     0.5B model wrote the same invented value again (1024 for "What is 1 TB in GB?", a
     made-up sentence for the text of a request that quotes one, 14:00 for "noon"): the
     values it may write are then the request's, and which of them is still its
@@ -313,6 +316,11 @@ def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
             )
         elif kind == "string" and clock:
             choices = [] if states_date(said, dt.date.today()) else clocks_in(said)
+        elif kind == "string" and isinstance(value, str) and is_code(value):
+            # An expression among those the request writes, quoted or not: for "does
+            # sort_by(people, &age)[-1].name parse?" the 0.5B model wrote one of its own.
+            written = dict.fromkeys([*quoted_in(said, alone=True), *code_in(said)])
+            choices = [c for c in written if is_code(c)]
         elif kind == "string":
             several = _several_words(value)
             choices = [q for q in quoted_in(said, alone=True) if _several_words(q) == several]

@@ -78,6 +78,7 @@ from typing import Any
 from plugyard.llm.stated import (
     ISO_LETTERS,
     USER_JSON_TRIES,
+    asked_in,
     clocks_in,
     dates_meant,
     fold,
@@ -114,7 +115,7 @@ _SYNONYMS: Mapping[str, frozenset[str]] = {
         "st": {"stone"}, "t": {"tonne", "ton"}, "g": {"gram"}, "kg": {"kilogram", "kilo"},
         "b": {"byte"}, "kb": {"kilobyte"}, "mb": {"megabyte"}, "gb": {"gigabyte"},
         "tb": {"terabyte"}, "usd": {"dollar"}, "eur": {"euro"}, "gbp": {"sterling"},
-        "now": {"current", "currently", "moment"}, "m": {"meter"},
+        "now": {"current", "currently", "moment"}, "m": {"meter"}, "mass": {"weight"},
     }.items()
 }  # fmt: skip
 _ACRONYM = re.compile(r"\b[A-Z]{2,5}\b")
@@ -349,6 +350,62 @@ def normalise(
     return _directed(_as_whole_documents(out, said), said, evidence)
 
 
+def named_members(
+    arguments: Mapping[str, Any], schema: Mapping[str, Any], texts: Sequence[str]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``arguments`` with each optional parameter the model left out filled with the one
+    member of its ``enum`` (or its items' ``enum``, as a list of that member) that the
+    request names in its own words and no argument holds, and the names so filled.
+    "Show me all the data size units you know" asks for ``category: data``: left out, the
+    tool lists every unit. The words count outside the texts the request quotes and the
+    JSON it writes (what it works on, not what it asks); a member of fewer than three
+    letters, or one too plain to name anything ("all", "default"), is never named."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return dict(arguments), ()
+    required = set(_strings(schema.get("required")))
+    open_ = [n for n in properties if n not in arguments and n not in required]
+    if not open_:
+        return dict(arguments), ()
+    held = {stem(w) for v in arguments.values() for s in _texts_of(v) for w in words_in(s)}
+    free = {stem(w) for t in texts for w in words_in(asked_in(t))}
+    free -= held
+    out, filled = dict(arguments), []
+    for name in open_:
+        spec = properties[name]
+        if not isinstance(spec, Mapping) or "const" in spec:
+            continue
+        items = spec.get("items") if spec.get("type") == "array" else None
+        enum = (items if isinstance(items, Mapping) else spec).get("enum")
+        if not isinstance(enum, list):
+            continue
+        found = [m for m in enum if isinstance(m, str) and _names_member(m, free)]
+        if len(found) == 1 and spec.get("default") != found[0]:
+            out[name] = [found[0]] if items is not None else found[0]
+            filled.append(name)
+    return out, tuple(filled)
+
+
+def _names_member(member: str, free: set[str]) -> bool:
+    """Each word of ``member`` is a word of ``free`` or has a synonym there ("weight"
+    for ``mass``)."""
+    words = [stem(w) for w in words_in(member)]
+    return bool(words) and all(
+        len(w) >= 3 and w not in _PLAIN and (w in free or _SYNONYMS.get(w, frozenset()) & free)
+        for w in words
+    )
+
+
+def _texts_of(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [t for v in value.values() for t in _texts_of(v)]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in _texts_of(v)]
+    return []
+
+
 #: Words that name the two ends of a conversion in a parameter's name: ``from_unit``
 #: and ``to_unit``, ``source_language`` and ``target_language``, ``from`` and ``to``.
 _FROM_WORDS = frozenset({"from", "source", "src", "origin", "input", "base"})
@@ -528,9 +585,11 @@ def _as_spelled(value: str, said: str, evidence: Callable[[], Evidence]) -> str:
 
 #: Words that do arithmetic ("of" as in "17.5% of 240").
 _ARITHMETIC = (r"plus|minus|times|multiplied|divided|of|squared|cubed|factorial|power|mod"
-               r"|modulo|square|cube|root|sqrt|remainder|quotient")  # fmt: skip
-#: Words that stand between a sum's numbers, so neither begin nor end one.
-_JOINING = r"by|over|of|to|the|power|mod|modulo|plus|minus|times|multiplied|divided"
+               r"|modulo|square|cube|root|sqrt|remainder|quotient|log|logarithm|ln")  # fmt: skip
+#: Words that stand between a sum's numbers, so neither begin nor end one ("the
+#: remainder when 1000 is divided by 7", "log base 10 of 1000").
+_JOINING = (r"by|over|of|to|the|power|mod|modulo|plus|minus|times|multiplied|divided"
+            r"|base|when|after|is")  # fmt: skip
 #: What a sum is written with: numbers, operators, brackets and those words ("17.5% of
 #: 240", "(3 + 4) * 12 / 7", "2 to the power of 10", "the remainder of 100 divided by 7").
 _SUM_PART = (
@@ -544,6 +603,12 @@ _SUM_EDGE = re.compile(rf"^(?:(?:{_JOINING})\b\s*)+|(?:\s*\b(?:{_JOINING}))+$", 
 _OPERATOR = re.compile(rf"\s[-+*/^×÷]\s|\d[+*/^×÷]\d|[()%!]|\b({_ARITHMETIC})\b", re.IGNORECASE)
 _DATE_LIKE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d+-\d+-\d+")
 _SUM_TAKER = re.compile(r"\b(expression|formula|arithmetic|equation|calculation)s?\b", re.I)
+
+
+def is_code(value: str) -> bool:
+    """The value is written as code (an expression, a query, a pattern): its numbers
+    are what a model can invent, its words its syntax."""
+    return _CODE.search(value) is not None
 
 
 def _takes_sum(schema: Mapping[str, Any]) -> bool:
@@ -787,7 +852,7 @@ def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:
     missing = sorted(n for n in numbers if n not in free and not evidence.has_number(n))
     if missing:
         return f"{_show(missing[0])} in {value!r} does not appear in the request"
-    if _CODE.search(value):
+    if is_code(value):
         return None  # an expression or a query: its numbers are what a model can invent
     words = [w for w in words_in(_SYNTAX.sub(" ", ISO_LETTERS.sub(" ", value))) if w not in _PLAIN]
     if not words:

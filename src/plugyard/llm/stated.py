@@ -222,6 +222,58 @@ def quoted_in(text: str, *, alone: bool = False) -> list[str]:
     return found
 
 
+#: What marks a token as code rather than a word: brackets, operators of a query.
+_CODE_MARK = re.compile(r"[\[\](){}*&@|=<>]")
+_OPENS, _CLOSES = "([{", ")]}"
+_NON_SPACE = re.compile(r"\S+")
+#: The tokens one code span may run over (an expression with spaces after its commas).
+_CODE_TOKENS = 24
+
+
+def code_in(text: str) -> list[str]:
+    """The expressions ``text`` writes unquoted, in order, each once: a run of tokens
+    with balanced brackets that holds a bracket or an operator and a letter
+    ("items[*].name", "sort_by(people, &age)[-1].name"), beginning with a name and
+    without the sentence's punctuation after it: a quote, a JSON document or a remark in
+    brackets is not one."""
+    tokens = [m.span() for m in _NON_SPACE.finditer(text)]
+    found: list[str] = []
+    at = 0
+    while at < len(tokens):
+        end = at
+        while (
+            _depth(text[tokens[at][0] : tokens[end][1]]) > 0
+            and end + 1 < len(tokens)
+            and end - at < _CODE_TOKENS
+        ):
+            end += 1
+        span = text[tokens[at][0] : tokens[end][1]].rstrip("?.,;:!")
+        at = end + 1
+        if (
+            _depth(span) == 0
+            and _CODE_MARK.search(span)
+            and _WORD.search(span)
+            and (span[0].isalnum() or span[0] in "_@$")  # not "(and coffee)"
+            and span not in found
+        ):
+            found.append(span)
+    return found
+
+
+def _depth(span: str) -> int:
+    return sum(span.count(c) for c in _OPENS) - sum(span.count(c) for c in _CLOSES)
+
+
+def asked_in(text: str) -> str:
+    """``text`` without what it works on: the texts it quotes and the JSON documents it
+    writes taken out, leaving the words it asks with."""
+    pieces, at = [], 0
+    for start, end, _ in json_spans(text, tries=USER_JSON_TRIES):
+        pieces += [text[at:start], " "]
+        at = end
+    return _QUOTED.sub(" ", "".join([*pieces, text[at:]]))
+
+
 def numbers_in(text: str, *, readings: bool = True) -> set[float]:
     """Every number ``text`` states, as people write them (see the module's notes).
     ``readings=False`` leaves out what a percent sign or word would make of them (100,

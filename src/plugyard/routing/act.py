@@ -28,7 +28,14 @@ from plugyard.execution.result import Result
 from plugyard.governance.approvals import receipt_hash
 from plugyard.governance.core import Governance
 from plugyard.governance.digest import request_digest
-from plugyard.llm.grounding import Evidence, Ungrounded, check, described_text, normalise
+from plugyard.llm.grounding import (
+    Evidence,
+    Ungrounded,
+    check,
+    described_text,
+    named_members,
+    normalise,
+)
 from plugyard.llm.stated import letters_of
 from plugyard.routing.choice import Candidate
 from plugyard.routing.retrieve import takes_values
@@ -47,9 +54,15 @@ class Grounded:
     arguments: Mapping[str, Any]
     dropped: tuple[Ungrounded, ...] = ()
     missing: tuple[Ungrounded, ...] = ()
+    #: Optional arguments the model left out, set to the one enum member the request
+    #: names (llm/grounding.named_members).
+    filled: tuple[str, ...] = ()
 
     def notes(self) -> tuple[str, ...]:
-        return tuple(f"dropped {u.pointer}: {u.reason}" for u in self.dropped)
+        return tuple(f"dropped {u.pointer}: {u.reason}" for u in self.dropped) + tuple(
+            f"set {name} to {self.arguments[name]!r}, which the request names"
+            for name in self.filled
+        )
 
     def reason(self) -> str:
         return "; ".join(f"{u.pointer}: {u.reason}" for u in self.missing)
@@ -110,12 +123,13 @@ class Calls:
         """``arguments`` checked against ``evidence`` under the tool's ``parameters``
         schema: a yard operation's, or a client tool's."""
         arguments = normalise(arguments, parameters, self.texts)  # the tool's form
+        arguments, filled = named_members(arguments, parameters, self.texts)
         found = check(arguments, parameters, evidence, described)
         missing = tuple(u for u in found if u.required)
         dropped = tuple(u for u in found if not u.required)
         gone = {u.name for u in dropped}
         kept = {k: v for k, v in arguments.items() if k not in gone}
-        return Grounded(kept, dropped, missing)
+        return Grounded(kept, dropped, missing, filled)
 
     def after_output(self) -> bool:
         return bool(self.outputs)
