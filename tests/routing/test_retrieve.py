@@ -62,6 +62,20 @@ def test_with_nothing_telling_discoverys_pick_comes_first(yard: Yard) -> None:
     assert ops[0].id == "list_zones"
 
 
+def test_a_sibling_needing_a_kind_of_value_the_request_never_states_comes_after(
+    yard: Yard,
+) -> None:
+    # "hour" is a word of convert_time's examples, but it needs a time nobody gave
+    ops = siblings("I'm calling Honolulu; what hour is it for them?",
+                   _ops(yard, "time-zones"), "convert_time")  # fmt: skip
+    assert ops[0].id == "now"
+    stated = siblings("what hour is it in Honolulu at 9am in Oslo?", _ops(yard, "time-zones"))
+    assert stated[0].id == "convert_time"
+    # the query needs a JSON document to query; the request writes none
+    ops = siblings("Can items[*].name be parsed as JMESPath?", _ops(yard, "json-query"), "query")
+    assert ops[0].id == "check_expression"
+
+
 def test_another_plugins_close_match_comes_between_siblings(yard: Yard) -> None:
     search = _search(yard, ("unit-convert", "convert", 3.0), ("calculator", None, 2.9))
     found = retrieve(search, "convert feet to meters", 5, allow_all)

@@ -7,7 +7,11 @@ Discovery answers with one match per plugin, named by the plugin's best entry. W
 plugin matches, every operation of it the caller may call is a candidate: the best
 entry is often a sibling of the operation that does the job ("6 ft to meters" matched
 ``unit-convert``'s "List units" entry above "Convert a quantity"), and the relevance
-floor judged the plugin, not each operation. The siblings are ordered by the request's
+floor judged the plugin, not each operation. A sibling that requires a value of a kind
+the request states none of (:func:`unstated_kinds`: a time of day, a JSON document)
+comes after the others: "I'm calling Honolulu; what hour is it for them?" took
+``convert_time``, whose example says "hour", and the model invented the time it needs.
+Then the siblings are ordered by the request's
 words found in each operation's own text — its name, description, parameters and
 examples — counting only the words that tell the siblings apart (not a name the request
 capitalises mid-sentence: "Cairo" is a value, whichever example mentions it), discovery's
@@ -29,7 +33,8 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from plugyard.discovery.query import CanSee, Filters, Match
-from plugyard.llm.stated import words_in
+from plugyard.llm.grounding import takes_clock
+from plugyard.llm.stated import USER_JSON_TRIES, clocks_in, json_in, words_in
 from plugyard.manifest.model import Operation
 from plugyard.routing.choice import Candidate
 
@@ -55,6 +60,8 @@ _COMMON = frozenset({
 #: request states as a value, which tells no more which operation is meant than an
 #: example of another operation naming the same city does.
 _NAME = re.compile(r"(?<=[^.!?\s]\s)\b[A-Z][a-z]+\b")
+#: A time of day the request gives as the present.
+_NOW = re.compile(r"\bnow\b", re.IGNORECASE)
 #: A value the request states: a number (digits or a number word) or a quoted text.
 _STATED = re.compile(
     r"\d|[\"“”‘’']\S.*?[\"“”‘’']|\b(one|two|three|four|five|six|seven|eight|nine|ten|"
@@ -117,9 +124,11 @@ def siblings(query: str, operations: Sequence[Operation],
     # With no value stated, of two siblings the request's words tell apart no better,
     # the one it can fill comes first: "What time is it in Paris?" names a zone, which
     # `now` needs, and no time, which `convert_time` needs as well.
+    unfilled = [len(unstated_kinds(op, query)) for op in operations]
     order = sorted(
         kept,
         key=lambda i: (
+            unfilled[i],
             job and not takes_values(operations[i]),
             -telling(i),
             0 if job else required_count(operations[i]),
@@ -127,6 +136,34 @@ def siblings(query: str, operations: Sequence[Operation],
         ),
     )
     return [operations[i] for i in order]
+
+
+def unstated_kinds(operation: Operation, query: str) -> list[str]:
+    """The operation's required parameters of a kind the request states no value of: a
+    time of day where it states none (nor "now"), a JSON document where it writes none.
+    A text may be any of the request's words and a number may be the 1 it implies
+    ("convert feet to meters"), so neither is counted."""
+    properties = operation.parameters.get("properties")
+    required = operation.parameters.get("required")
+    if not isinstance(properties, dict) or not isinstance(required, list):
+        return []
+    missing = []
+    for name in required:
+        schema = properties.get(name) if isinstance(name, str) else None
+        if not isinstance(schema, dict):
+            continue
+        kind = schema.get("type")
+        if takes_clock(schema):
+            stated = bool(clocks_in(query)) or _NOW.search(query) is not None
+        elif kind in ("object", "array") or (
+            kind is None and "json" in str(schema.get("description", "")).lower()
+        ):  # a document: json-query's `data` is "any JSON value", typed by its words
+            stated = any(True for _ in json_in(query, tries=USER_JSON_TRIES))
+        else:
+            continue
+        if not stated:
+            missing.append(str(name))
+    return missing
 
 
 def holds_values(operation: Operation) -> bool:
