@@ -61,6 +61,11 @@ request writes goes to the tool as the whole document when another argument name
 key of the whole ("user.name" beside the object under "user").
 Numbers written in words count as numbers ("twenty five" → 25, "three hundred and
 fifty" → 350).
+
+One value is added, by :func:`named_members` and not by the model: an optional ``enum``
+the model left out, set to the one member the request names in its own words ("the
+data size units" → ``category: data``), where the tool's default would answer another
+question (every unit).
 """
 
 from __future__ import annotations

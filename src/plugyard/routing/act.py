@@ -129,7 +129,7 @@ class Calls:
         dropped = tuple(u for u in found if not u.required)
         gone = {u.name for u in dropped}
         kept = {k: v for k, v in arguments.items() if k not in gone}
-        return Grounded(kept, dropped, missing, filled)
+        return Grounded(kept, dropped, missing, tuple(n for n in filled if n in kept))
 
     def after_output(self) -> bool:
         return bool(self.outputs)
