@@ -49,6 +49,8 @@ def test_rrf_prefers_agreement() -> None:
         ("Count the words in “one and two” and extract the emails from “x@y.com”", 2),
         ("What is 2 to the power of 10, and what's 5 litres in gallons?", 2),
         ('"Book a flight to Rome. Then find a hotel near the Colosseum."', 2),
+        ('any links in this message? "slides: a.org/deck, recording at https://b.net/v"', 0),
+        ('Convert 5 km to miles and translate "hello world"', 2),
     ],
 )
 def test_decompose(query: str, n_parts: int) -> None:

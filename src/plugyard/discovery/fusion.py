@@ -152,7 +152,8 @@ def decompose(query: str) -> list[str]:
     """Sub-requests of a multi-intent query, or [] when it is one request.
 
     A part must keep two content words (a number counts, an address counts once), so
-    "salt and pepper" is not split, nor "see a.com and http://b.org"; and a joint inside
+    "salt and pepper" is not split, nor "see a.com and http://b.org", and one outside its
+    quotes, so a quoted text after a question is no request of its own; a joint inside
     quoted text splits nothing: in 'Find the links in "see a.com and b.org"' the quote
     is what the request works on (a request quoted whole is split as if it were not).
     """
@@ -165,9 +166,20 @@ def decompose(query: str) -> list[str]:
     edges = [0, *(edge for cut in cuts for edge in cut), len(query)]
     pieces = (query[edges[i] : edges[i + 1]] for i in range(0, len(edges), 2))
     parts = [p.strip() for p in pieces if p and p.strip()]
-    parts = [p for p in parts if sum(w not in _FILLER for w in _CONTENT.findall(
-        _ADDRESS.sub(" value ", p).lower())) >= 2]  # fmt: skip
+    parts = [p for p in parts if _asks(p)]
     return parts if len(parts) >= 2 else []
+
+
+def _asks(part: str) -> bool:
+    """A part asks something: two content words, one of them outside its quotes (a part
+    that is only a quoted text is what another part works on: the '"slides: …,
+    recording at https://…"' after "any links in this message?" asked for no recording)."""
+
+    def content(text: str) -> int:
+        words = _CONTENT.findall(_ADDRESS.sub(" value ", text).lower())
+        return sum(w not in _FILLER for w in words)
+
+    return content(part) >= 2 and content(_QUOTED.sub(" ", part)) >= 1
 
 
 def mean(views: Sequence[Scores]) -> Scores:
