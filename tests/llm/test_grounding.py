@@ -8,7 +8,7 @@ import datetime as dt
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plugyard.llm.grounding import Evidence, check, named_members, normalise, stated
+from plugyard.llm.grounding import Evidence, check, named_default, named_members, normalise, stated
 from plugyard.llm.stated import numbers_in
 
 DAY = dt.date(2026, 3, 14)
@@ -663,3 +663,29 @@ def test_filling_only_ever_adds_a_member_of_the_enum(said: str) -> None:
     assert set(filled) - {"text"} == set(names)
     assert filled.get("category", "data") in {"length", "mass", "data", "time"}
     assert set(filled.get("kinds", [])) <= {"emails", "urls"}
+
+
+PLACE = {
+    "type": "object",
+    "properties": {
+        "zone": {"type": "string", "default": "UTC"},
+        "pattern": {"type": "string", "default": "**/*"},
+        "limit": {"type": "integer", "default": 5},
+    },
+}
+
+
+def test_a_default_left_to_answer_for_another_place_takes_the_one_the_request_names() -> None:
+    filled, names = named_default({}, PLACE, ["Tell me the current hour in Istanbul"])
+    assert filled == {"zone": "Istanbul"}
+    assert names == ("zone",)
+    assert named_default({}, PLACE, ["what's the time in New York now"])[0] == {"zone": "New York"}
+
+
+def test_no_name_two_names_a_quoted_one_or_a_held_one_leaves_the_default() -> None:
+    for said in ("What time is it?", "the time in Paris and in Tokyo", 'is "Paris" a zone'):
+        assert named_default({}, PLACE, [said]) == ({}, ())
+    held = named_default({"pattern": "Lima*"}, PLACE, ["the files about Lima"])
+    assert held == ({"pattern": "Lima*"}, ())  # another argument holds "Lima"
+    given_ = {"zone": "Europe/Lima"}
+    assert named_default(given_, PLACE, ["now in Lima"]) == (given_, ())

@@ -431,6 +431,15 @@ def test_an_optional_enum_the_request_names_is_set_when_the_model_leaves_it_out(
     assert {unit["category"] for unit in answer.data["units"]} == {"data"}
 
 
+def test_a_default_is_not_the_answer_for_a_place_the_request_names(yard: Yard) -> None:
+    script = [choose("time-zones", "now")]
+    answer, _ = ask(yard, script, "Tell me the current hour in Istanbul", ("time-zones",))
+    assert answer.status == "answered", answer.to_dict()
+    assert answer.data["zone"] == "Europe/Istanbul"
+    plain, _ = ask(yard, [choose("time-zones", "now")], "What time is it?", ("time-zones",))
+    assert plain.data["zone"] == "UTC"
+
+
 def test_a_post_processed_answer_with_made_up_facts_falls_back_to_the_template(
     yard: Yard,
 ) -> None:

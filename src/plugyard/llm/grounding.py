@@ -94,6 +94,7 @@ from plugyard.llm.stated import (
     names_in,
     numbers_in,
     percents_in,
+    proper_names_in,
     quoted_in,
     spells_boolean,
     stem,
@@ -389,6 +390,50 @@ def named_members(
             out[name] = [found[0]] if items is not None else found[0]
             filled.append(name)
     return out, tuple(filled)
+
+
+#: A default that names something (UTC, English), which a name the request gives
+#: replaces; not a pattern or a path ("**/*", ".").
+_NAMING_DEFAULT = re.compile(r"[A-Za-z][A-Za-z _/-]*")
+
+
+def named_default(
+    arguments: Mapping[str, Any], schema: Mapping[str, Any], texts: Sequence[str]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``arguments`` with the one optional text parameter the model left out whose
+    default names something, set to the one name the request writes (a capitalised word
+    or run of them inside a sentence, outside its quotes) that no argument holds, and
+    the names so filled. "Tell me the current hour in Istanbul" came back as ``now {}``
+    and was answered for the default zone, UTC: the default answers only a request that
+    names nothing for it. With two such parameters open, or two names left, nothing is
+    set."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return dict(arguments), ()
+    required = set(_strings(schema.get("required")))
+    open_ = [
+        name
+        for name, spec in properties.items()
+        if name not in arguments
+        and name not in required
+        and isinstance(spec, Mapping)
+        and spec.get("type") == "string"
+        and isinstance(spec.get("default"), str)
+        and _NAMING_DEFAULT.fullmatch(spec["default"]) is not None
+        and not any(key in spec for key in ("enum", "const", "format", "pattern"))
+    ]
+    if len(open_) != 1:
+        return dict(arguments), ()
+    held = {w for v in arguments.values() for s in _texts_of(v) for w in words_in(s)}
+    names = [
+        name
+        for text in texts
+        for name in proper_names_in(asked_in(text))
+        if not set(words_in(name)) & held
+    ]
+    if len(set(names)) != 1:
+        return dict(arguments), ()
+    return {**arguments, open_[0]: names[0]}, (open_[0],)
 
 
 def _names_member(member: str, free: set[str]) -> bool:

@@ -126,6 +126,16 @@ def letters_of(text: str) -> str:
     return "".join(c for c in text if c.isalnum())
 
 
+#: A name a sentence writes: a run of words with a capital, not at the sentence's start
+#: ("Istanbul", "New York" in "… in New York?").
+_PROPER = re.compile(r"(?<=[^.!?\s]\s)\b[A-Z][a-z]+\b(?:\s[A-Z][a-z]+\b)*")
+
+
+def proper_names_in(text: str) -> list[str]:
+    """The names ``text`` writes inside its sentences, in order, each once."""
+    return list(dict.fromkeys(_PROPER.findall(text)))
+
+
 def names_in(text: str) -> list[str]:
     """The words ``text`` writes with a capital ("California"), folded: what a code in
     capitals ("CA") may stand for."""

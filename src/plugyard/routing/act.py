@@ -33,6 +33,7 @@ from plugyard.llm.grounding import (
     Ungrounded,
     check,
     described_text,
+    named_default,
     named_members,
     normalise,
 )
@@ -116,14 +117,22 @@ class Calls:
         operation = candidate.operation
         described = described_text(operation.description or candidate.description,
                                    operation.examples, operation.parameters)  # fmt: skip
-        return self.grounded(arguments, operation.parameters, self.evidence(), described)
+        return self.grounded(arguments, operation.parameters, self.evidence(), described,
+                             yard=True)  # fmt: skip
 
     def grounded(self, arguments: Mapping[str, Any], parameters: Mapping[str, Any],
-                 evidence: Evidence, described: str = "") -> Grounded:  # fmt: skip
+                 evidence: Evidence, described: str = "", *,
+                 yard: bool = False) -> Grounded:  # fmt: skip
         """``arguments`` checked against ``evidence`` under the tool's ``parameters``
-        schema: a yard operation's, or a client tool's."""
+        schema: a yard operation's (``yard``), or a client tool's. A yard operation's
+        default that would answer for another place than the one the request names is
+        replaced by it (grounding.named_default); a client's call goes back as the
+        model wrote it, the client's defaults its own."""
         arguments = normalise(arguments, parameters, self.texts)  # the tool's form
         arguments, filled = named_members(arguments, parameters, self.texts)
+        if yard:
+            arguments, defaulted = named_default(arguments, parameters, self.texts)
+            filled += defaulted
         found = check(arguments, parameters, evidence, described)
         missing = tuple(u for u in found if u.required)
         dropped = tuple(u for u in found if not u.required)

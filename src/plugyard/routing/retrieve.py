@@ -34,7 +34,7 @@ from typing import Protocol
 
 from plugyard.discovery.query import CanSee, Filters, Match
 from plugyard.llm.grounding import takes_clock
-from plugyard.llm.stated import USER_JSON_TRIES, clocks_in, json_in, words_in
+from plugyard.llm.stated import USER_JSON_TRIES, clocks_in, json_in, proper_names_in, words_in
 from plugyard.manifest.model import Operation
 from plugyard.routing.choice import Candidate
 
@@ -56,10 +56,6 @@ _COMMON = frozenset({
     "you", "your", "we", "what", "how", "many", "much", "do", "does", "can", "please",
     "tell", "give", "there",
 })  # fmt: skip
-#: A word written with a capital inside a sentence ("Cairo", "Mumbai"): a name the
-#: request states as a value, which tells no more which operation is meant than an
-#: example of another operation naming the same city does.
-_NAME = re.compile(r"(?<=[^.!?\s]\s)\b[A-Z][a-z]+\b")
 #: A time of day the request gives as the present.
 _NOW = re.compile(r"\bnow\b", re.IGNORECASE)
 #: A value the request states: a number (digits or a number word) or a quoted text.
@@ -110,7 +106,9 @@ def siblings(query: str, operations: Sequence[Operation],
     if len(operations) < 2:
         return list(operations)
     texts = [set(words_in(operation_text(op))) for op in operations]
-    named = {w for name in _NAME.findall(query) for w in words_in(name)}
+    # A name the request states ("Cairo") is a value: it tells no more which operation is
+    # meant than an example of another operation naming the same city does.
+    named = {w for name in proper_names_in(query) for w in words_in(name)}
     wanted = {w for w in words_in(query) if w not in _COMMON and w not in named and len(w) > 1}
     counts = {w: sum(w in t for t in texts) for w in wanted}
 
