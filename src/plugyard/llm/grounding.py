@@ -62,10 +62,12 @@ key of the whole ("user.name" beside the object under "user").
 Numbers written in words count as numbers ("twenty five" → 25, "three hundred and
 fifty" → 350).
 
-One value is added, by :func:`named_members` and not by the model: an optional ``enum``
-the model left out, set to the one member the request names in its own words ("the
-data size units" → ``category: data``), where the tool's default would answer another
-question (every unit).
+Two kinds of value are added, not by the model but from the request's own words, where
+the tool's default would answer another question: :func:`named_members` sets an
+optional ``enum`` the model left out to the one member the request names ("the data
+size units" → ``category: data``, not every unit), and :func:`named_default` sets a
+yard operation's naming default to the one name the request writes ("the current hour
+in Istanbul" → ``zone: Istanbul``, not UTC).
 """
 
 from __future__ import annotations
