@@ -90,10 +90,10 @@ def _bench_sets() -> dict[str, list[str]]:
 SAME_REQUEST = 0.8
 
 
-@pytest.mark.parametrize("name", ["FRESH", "FOURTH", "FIFTH"])
+@pytest.mark.parametrize("name", ["FRESH", "FOURTH", "FIFTH", "SIXTH"])
 def test_a_set_written_later_asks_none_of_the_earlier_requests_again(name: str) -> None:
     sets = _bench_sets()
-    order = ["REQUESTS", "FRESH", "LATER", "FOURTH", "FIFTH"]
+    order = ["REQUESTS", "FRESH", "LATER", "FOURTH", "FIFTH", "SIXTH"]
     earlier = [_words(t) for other in order[: order.index(name)] for t in sets[other]]
     for text in sets[name]:
         request = _words(text)
