@@ -161,3 +161,13 @@ def test_a_place_the_request_names_does_not_tell_siblings_apart(yard: Yard) -> N
     ops = _ops(yard, "time-zones")
     assert siblings("what's the IANA zone for Cairo", ops, "convert_time")[0].id != "convert_time"
     assert siblings("I need the current time in Mumbai", ops, "list_zones")[0].id == "now"
+
+
+def test_a_reasoning_familys_methods_are_never_offered_to_a_request(yard: Yard) -> None:
+    # kb-lexical's own example: discovery finds the KB plugin, whose methods (retrieval
+    # and its ingestion hooks) take the reasoning flow's envelope; `reason` runs them.
+    query = "Find the passages in my uploaded notes that mention the termination clause"
+    found = yard.search(query, 5, Filters(relevant_only=True))
+    assert any(m.plugin.descriptor.family == "kb" for m in found)
+    offered = retrieve(yard.search, query, 5, allow_all)
+    assert all(c.descriptor is not None and c.descriptor.family == "tool" for c in offered)

@@ -1,7 +1,13 @@
 """The candidates of one step: the top-k operations the caller may call.
 
 Discovery searches with the caller's rights as its filter, so an operation the caller
-may not call is never offered, whatever the message or an earlier tool output says.
+may not call is never offered, whatever the message or an earlier tool output says. It
+searches the ``tool`` family only: a reasoning family's methods (seed detection, KB
+retrieval and its ingestion hooks, goal solving, validation, planning) take the
+reasoning flow's envelope and answer its stage statuses, and ``reason`` runs them in
+order. Offered to a request, they answered it wrongly: the model sent a request's quoted
+text to a KB's ``on_source_text`` hook, and "Create a new Google Doc called Budget" found
+a goal solver first, which answers anything.
 
 Discovery answers with one match per plugin, named by the plugin's best entry. When a
 plugin matches, every operation of it the caller may call is a candidate: the best
@@ -49,6 +55,8 @@ SIBLING_GAP = 0.3
 #: MetaTool and 2 of 300 Seal-Tools queries (where the model never picked a later
 #: candidate than the first), while it halves what is offered (bench/labs/ASK_LAB.md).
 OFFER_GAP = 2.5
+#: The family whose operations serve a request: the others are the reasoning flow's.
+OFFERED_FAMILY = "tool"
 #: Words that say nothing about which operation is meant.
 _COMMON = frozenset({
     "a", "an", "the", "is", "are", "was", "be", "it", "its", "this", "that", "of", "in",
@@ -81,7 +89,8 @@ def retrieve(search: Search, query: str, k: int, can_see: CanSee) -> tuple[Candi
     best, so an empty answer means nothing relevant."""
     found: list[Candidate] = []
     seen: set[tuple[str, str]] = set()
-    for match in search(query, k, Filters(can_see=can_see, relevant_only=True)):
+    filters = Filters(family=OFFERED_FAMILY, can_see=can_see, relevant_only=True)
+    for match in search(query, k, filters):
         descriptor = match.plugin.descriptor
         usable = [
             op
