@@ -10,10 +10,10 @@ word and where it stands; nothing is guessed or skipped, except the filler words
 question ("what is", "calculate", "please").
 
 Read as calculators read: ``x% of y`` is ``x / 100 * y``; ``x%`` on its own ``x / 100``,
-and ``%`` between two numbers stays the remainder; a prefix function ("square root of",
-"factorial of", "sine of") takes the next number or parenthesised group with its
-postfix words ("squared", "!"); ``^``, "to the power of" and "to the 4th power" bind tighter
-than "times".
+and ``%`` between two numbers stays the remainder; ``a/b of y`` is ``a / b * y``; a
+prefix function ("square root of", "factorial of", "sine of") takes the next number or
+parenthesised group with its postfix words ("squared", "!"); ``^``, "to the power of"
+and "to the 4th power" bind tighter than "times".
 """
 
 from __future__ import annotations
@@ -254,7 +254,19 @@ class _Reader:
             op = self.multiplication()
             if op is None:
                 return tree
+            if isinstance(op, ast.Div) and self.fraction_of():
+                # "3/8 of 1,200" is three eighths of 1,200, not 3 / (8 * 1,200): a
+                # number's "of" binds tighter than "/" everywhere else ("1 / half of 8").
+                fraction = _binary(tree, op, self.primary())
+                self.accept("of")
+                tree = _binary(fraction, ast.Mult(), self.unary())
+                continue
             tree = _binary(tree, op, self.unary())
+
+    def fraction_of(self) -> bool:
+        """The divisor is a plain number followed by "of": a fraction of something."""
+        token = self.peek()
+        return token is not None and token.kind == "num" and _word(self.tokens, self.at + 1) == "of"
 
     def multiplication(self) -> ast.operator | None:
         if self.accept("*") or self.accept("times") or self.accept("x"):
