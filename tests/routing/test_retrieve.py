@@ -171,3 +171,20 @@ def test_a_reasoning_familys_methods_are_never_offered_to_a_request(yard: Yard) 
     assert any(m.plugin.descriptor.family == "kb" for m in found)
     offered = retrieve(yard.search, query, 5, allow_all)
     assert all(c.descriptor is not None and c.descriptor.family == "tool" for c in offered)
+
+
+def test_now_is_no_time_of_day_that_convert_time_would_need(yard: Yard) -> None:
+    # convert_time takes "now" and its examples say "clock"-like words, but a request
+    # for the time right now in one place is `now`'s
+    ops = siblings("what does the clock say in Oslo right now", _ops(yard, "time-zones"),
+                   "convert_time")  # fmt: skip
+    assert ops[0].id == "now"
+
+
+def test_a_sibling_taking_a_kind_of_value_the_request_states_comes_first(yard: Yard) -> None:
+    ops = _ops(yard, "json-query")
+    written = 'JMESPath for the ids in {"id": [1, 2]}'
+    assert siblings(written, ops, "check_expression")[0].id == "query"
+    # an expression's index is no document: "[-1]" is JSON, glued to the expression
+    indexed = "is sort_by(xs, &n)[-1].n valid JMESPath?"
+    assert siblings(indexed, ops, "check_expression")[0].id == "check_expression"

@@ -17,6 +17,10 @@ floor judged the plugin, not each operation. A sibling that requires a value of 
 the request states none of (:func:`unstated_kinds`: a time of day, a JSON document)
 comes after the others: "I'm calling Honolulu; what hour is it for them?" took
 ``convert_time``, whose example says "hour", and the model invented the time it needs.
+"now" is no time of day here: ``convert_time`` takes it, but a request for the time
+"right now" in one place is ``now``'s. Of the rest, one that takes a value of a kind the
+request states comes first (:func:`stated_kinds`): 'How many sales are above 100 in
+{"sales": …}?' writes a document that ``query`` takes and ``check_expression`` does not.
 Then the siblings are ordered by the request's
 words found in each operation's own text — its name, description, parameters and
 examples — counting only the words that tell the siblings apart (not a name the request
@@ -40,7 +44,7 @@ from typing import Protocol
 
 from plugyard.discovery.query import CanSee, Filters, Match
 from plugyard.llm.grounding import takes_clock
-from plugyard.llm.stated import USER_JSON_TRIES, clocks_in, json_in, proper_names_in, words_in
+from plugyard.llm.stated import USER_JSON_TRIES, clocks_in, json_spans, proper_names_in, words_in
 from plugyard.manifest.model import Operation
 from plugyard.routing.choice import Candidate
 
@@ -64,8 +68,6 @@ _COMMON = frozenset({
     "you", "your", "we", "what", "how", "many", "much", "do", "does", "can", "please",
     "tell", "give", "there",
 })  # fmt: skip
-#: A time of day the request gives as the present.
-_NOW = re.compile(r"\bnow\b", re.IGNORECASE)
 #: A value the request states: a number (digits or a number word) or a quoted text.
 _STATED = re.compile(
     r"\d|[\"“”‘’']\S.*?[\"“”‘’']|\b(one|two|three|four|five|six|seven|eight|nine|ten|"
@@ -132,10 +134,12 @@ def siblings(query: str, operations: Sequence[Operation],
     # the one it can fill comes first: "What time is it in Paris?" names a zone, which
     # `now` needs, and no time, which `convert_time` needs as well.
     unfilled = [len(unstated_kinds(op, query)) for op in operations]
+    filled = [len(stated_kinds(op, query)) for op in operations]
     order = sorted(
         kept,
         key=lambda i: (
             unfilled[i],
+            -filled[i],
             job and not takes_values(operations[i]),
             -telling(i),
             0 if job else required_count(operations[i]),
@@ -147,30 +151,47 @@ def siblings(query: str, operations: Sequence[Operation],
 
 def unstated_kinds(operation: Operation, query: str) -> list[str]:
     """The operation's required parameters of a kind the request states no value of: a
-    time of day where it states none (nor "now"), a JSON document where it writes none.
-    A text may be any of the request's words and a number may be the 1 it implies
-    ("convert feet to meters"), so neither is counted."""
-    properties = operation.parameters.get("properties")
+    time of day where it states none, a JSON document where it writes none. A text may
+    be any of the request's words and a number may be the 1 it implies ("convert feet
+    to meters"), so neither is counted."""
     required = operation.parameters.get("required")
-    if not isinstance(properties, dict) or not isinstance(required, list):
+    wanted = set(required) if isinstance(required, list) else set()
+    return [name for name, stated in _kinds(operation, query) if name in wanted and not stated]
+
+
+def stated_kinds(operation: Operation, query: str) -> list[str]:
+    """The operation's parameters, required or not, of a kind the request states a value
+    of: a time of day, a JSON document."""
+    return [name for name, stated in _kinds(operation, query) if stated]
+
+
+def _kinds(operation: Operation, query: str) -> list[tuple[str, bool]]:
+    """Each parameter of a kind told apart (a time of day, a JSON document), and whether
+    the request states a value of it."""
+    properties = operation.parameters.get("properties")
+    if not isinstance(properties, dict):
         return []
-    missing = []
-    for name in required:
-        schema = properties.get(name) if isinstance(name, str) else None
+    found = []
+    for name, schema in properties.items():
         if not isinstance(schema, dict):
             continue
         kind = schema.get("type")
         if takes_clock(schema):
-            stated = bool(clocks_in(query)) or _NOW.search(query) is not None
+            found.append((str(name), bool(clocks_in(query))))
         elif kind in ("object", "array") or (
             kind is None and "json" in str(schema.get("description", "")).lower()
         ):  # a document: json-query's `data` is "any JSON value", typed by its words
-            stated = any(True for _ in json_in(query, tries=USER_JSON_TRIES))
-        else:
-            continue
-        if not stated:
-            missing.append(str(name))
-    return missing
+            found.append((str(name), _writes_document(query)))
+    return found
+
+
+def _writes_document(query: str) -> bool:
+    """The request writes a JSON document: one standing on its own, not the index of an
+    expression ("sort_by(people, &age)[-1].name" writes the array ``[-1]``)."""
+    return any(
+        start == 0 or not (query[start - 1].isalnum() or query[start - 1] in "_)]}.")
+        for start, _, _ in json_spans(query, tries=USER_JSON_TRIES)
+    )
 
 
 def holds_values(operation: Operation) -> bool:
