@@ -1307,12 +1307,17 @@ class Outcome:
     arguments: tuple[Any, ...]  # what the model wrote for each call or refused call
 
 
+#: A step's statuses when no call was made (routing/trace.py); any other is the status
+#: the call answered, a reasoning family's own ("accepted", "no-context") included.
+NOT_MADE = frozenset({"none", "needs_input", "pending_confirmation", "repeated", "planned",
+                      "step_limit"})  # fmt: skip
+
+
 def called(answer: Answer) -> tuple[tuple[str, str], ...]:
-    made = ("success", "error", "timeout", "pending_approval")
     return tuple(
         (s.choice["plugin"], s.choice["operation"])
         for s in answer.steps
-        if s.choice and "plugin" in s.choice and s.status in made
+        if s.choice and "plugin" in s.choice and s.status not in NOT_MADE
     )
 
 
