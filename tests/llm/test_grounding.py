@@ -689,3 +689,39 @@ def test_no_name_two_names_a_quoted_one_or_a_held_one_leaves_the_default() -> No
     assert held == ({"pattern": "Lima*"}, ())  # another argument holds "Lima"
     given_ = {"zone": "Europe/Lima"}
     assert named_default(given_, PLACE, ["now in Lima"]) == (given_, ())
+
+
+def test_an_expression_copied_from_the_description_is_refused_though_its_numbers_fit() -> None:
+    query = {"type": "object", "properties": {"expression": {"type": "string"}},
+             "required": ["expression"]}  # fmt: skip
+    described = "A JMESPath expression, e.g. orders[?total > `100`].id."
+    said = evidence('How many sales are above 100 in {"sales": [{"total": 125}]}?')
+    copied = check({"expression": "orders[?total > `100`].id."}, query, said, described)
+    assert [u.pointer for u in copied] == ["/expression"]
+    assert "description" in copied[0].reason
+    # the request's own expression, or one the request states as the example does
+    own = "length(sales[?total > `100`])"
+    assert check({"expression": own}, query, said, described) == ()
+    asked = evidence("Is orders[?total > `100`].id valid?")
+    assert check({"expression": "orders[?total > `100`].id"}, query, asked, described) == ()
+    # a function the example names is the language's word, not an invention
+    calc = {"type": "object", "properties": {"expression": {}}, "required": ["expression"]}
+    root = evidence("what's the square root of 16")
+    assert check({"expression": "sqrt(16)"}, calc, root, "e.g. sqrt(16) or 2 ** 8") == ()
+
+
+def test_a_time_of_day_must_be_one_the_request_states_when_it_states_any() -> None:
+    zones = {"type": "object", "required": ["time"], "properties": {
+        "time": {"type": "string", "description": "A time of day as HH:MM"}}}  # fmt: skip
+    said = evidence("quarter past 3 pm in Chicago, what's that in Madrid?")
+    assert [u.pointer for u in check({"time": "15:00"}, zones, said)] == ["/time"]
+    assert check({"time": "15:15"}, zones, said) == ()
+    assert check({"time": "3:15 pm"}, zones, said) == ()
+    # a request that states no time of day leaves "now" and the like to other rules
+    assert check({"time": "now"}, zones, evidence("what time is it in Oslo now")) == ()
+
+
+def test_a_whole_and_a_part_is_one_number() -> None:
+    assert {3.5, 0.5} <= numbers_in("how many days is three and a half years")
+    assert 2.25 in numbers_in("2 and a quarter miles")
+    assert 45.0 in numbers_in("wake me at quarter to seven")

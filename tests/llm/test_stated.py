@@ -4,6 +4,7 @@ and percentages; Hypothesis writes the numbers."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 from hypothesis import given
@@ -228,6 +229,10 @@ def test_any_text_reads_to_quotes_it_holds(text: str) -> None:
         ("3:30 in the afternoon, then midnight", ["15:30", "00:00"]),
         ("call at 12am, 12pm", ["00:00", "12:00"]),
         ("a 3 to 2 win, 13pm", []),
+        ("quarter past 3 pm in Chicago", ["15:15"]),  # not also 15:00
+        ("wake me at quarter to seven", ["06:45"]),
+        ("half past seven, or 10 past 4 pm", ["07:30", "16:10"]),
+        ("I have 3 to 4 apples, half to the left", []),
     ],
 )
 def test_times_of_day_are_read_as_clocks(text: str, expected: list[str]) -> None:
@@ -255,8 +260,15 @@ def test_code_in_finds_the_expressions_a_request_writes_unquoted() -> None:
     assert code_in('Take the first of {"xs": [9, 8]} using xs[0]') == ["xs[0]"]
 
 
+def test_an_expression_left_open_runs_to_the_sentences_punctuation() -> None:
+    said = "I keep getting errors from people[?age >= `18`.name, is that valid JMESPath?"
+    assert code_in(said) == ["people[?age >= `18`.name"]
+    assert code_in("I like tea (and coffee, mostly every day") == []  # a remark, no name
+
+
 @given(st.text(alphabet="ab \t()[]{}.*&,?", max_size=60))
-def test_every_expression_code_in_finds_is_balanced_and_in_the_text(text: str) -> None:
+def test_every_expression_code_in_finds_is_in_the_text_and_balanced_or_opened(text: str) -> None:
     for span in code_in(text):
         assert span in text
-        assert sum(span.count(c) for c in "([{") == sum(span.count(c) for c in ")]}")
+        balanced = sum(span.count(c) for c in "([{") == sum(span.count(c) for c in ")]}")
+        assert balanced or re.match(r"[A-Za-z_@$][\w.]*[\[(]", span)

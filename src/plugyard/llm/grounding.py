@@ -657,6 +657,10 @@ _DATE_LIKE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d+-\d+-\d+")
 _SUM_TAKER = re.compile(r"\b(expression|formula|arithmetic|equation|calculation)s?\b", re.I)
 
 
+#: The names an expression selects by: a word that is not a function's name.
+_SELECTED = re.compile(r"(?<![\w`'\"])[A-Za-z_]\w*(?![\w`'\"]|\s*\()")
+
+
 def is_code(value: str) -> bool:
     """The value is written as code (an expression, a query, a pattern): its numbers
     are what a model can invent, its words its syntax."""
@@ -878,11 +882,33 @@ def _check(pointer: str, value: Any, schema: Mapping[str, Any], evidence: Eviden
             out += _check(f"{pointer}/{index}", item, sub, evidence, described, required)
         return out
     reason = _why(value, evidence, plain=required)
+    if reason is None and isinstance(value, str) and takes_clock(schema):
+        reason = _other_clock(value, evidence)
+    copied = bool(described) and _from(value, described)
+    if (reason is None and copied and isinstance(value, str) and is_code(value)
+            and not evidence.has_text(value)):  # fmt: skip
+        # An expression's numbers may be the request's ("above 100") while the whole is
+        # the description's: the 0.5B model sent json-query's own example,
+        # "orders[?total > `100`].id.", for a request about sales. Its functions are the
+        # language's words; the names it selects by must be the request's.
+        names = [n for n in _SELECTED.findall(value) if not evidence.has_word(n.lower())]
+        if names:
+            reason = f"{names[0]!r} of {_cut(value)!r} does not appear in the request"
     if reason is None:
         return []
-    if described and _from(value, described):
+    if copied:
         reason += " (it is an example from the tool's description)"
     return [Ungrounded(pointer, value, reason, required)]
+
+
+def _other_clock(value: str, evidence: Evidence) -> str | None:
+    """Why a time of day is not one the request states, where it states some: its hour
+    and minutes may each be stated ("quarter past 3 pm" states 3 pm's 15 and a
+    quarter's 15) while the time is not (the 0.5B model wrote 15:00 for it)."""
+    own, stated = clocks_in(value), clocks_in(evidence.text)
+    if not own or not stated or own[0] in stated:
+        return None
+    return f"{value!r} is not a time the request states ({', '.join(stated)})"
 
 
 def _why(value: Any, evidence: Evidence, *, plain: bool) -> str | None:

@@ -86,6 +86,11 @@ _NUMBER_WORDS: Mapping[str, tuple[float, ...]] = {
     "nov": (11,), "december": (12,), "dec": (12,),
 }  # fmt: skip
 #: An hour said with its part of the day: "3 in the afternoon" is 15:00.
+#: A whole number and a part of one: "three and a half", "2 and a quarter".
+_AND_A_PART = re.compile(
+    r"\b(\d+(?:\.\d+)?|[a-z]+(?:-[a-z]+)?)\s+and\s+(?:a|one)\s+(half|quarter)\b", re.IGNORECASE
+)
+_PARTS = {"half": 0.5, "quarter": 0.25}
 _LATER_HOUR = re.compile(
     r"\b(\d{1,2})(?::\d{2})?\s*(?:o'?clock\s+)?(?:in\s+the\s+)?(?:afternoon|evening|at\s+night)\b",
     re.IGNORECASE,
@@ -183,11 +188,51 @@ _TIME_OF_DAY = re.compile(
 )
 
 
+#: A time of day said as minutes past or to an hour: "quarter past 3 pm", "half past
+#: seven", "20 minutes to 9", "10 past 4 pm".
+_PAST_TO = re.compile(
+    r"\b(quarter|half|\d{1,2})(\s+minutes?)?\s+(past|after|to|before)\s+"
+    r"(\d{1,2}|[a-z]+)\b(?:\s*([ap])\.?\s*m\b\.?)?",
+    re.IGNORECASE,
+)
+
+
+def _said_past_or_to(text: str) -> list[tuple[int, int, str]]:
+    """Each time :data:`_PAST_TO` finds: its start, its end and the time as HH:MM."""
+    found = []
+    for match in _PAST_TO.finditer(text):
+        minutes_said, unit, way, hour_said, half = match.groups()
+        minutes = {"quarter": 15, "half": 30}.get(minutes_said.lower())
+        if minutes is None:
+            if unit is None and half is None:
+                continue  # "3 to 4 apples" is no time
+            minutes = int(minutes_said)
+        spelled = _UNITS_WORDS.get(hour_said.lower())
+        hour = int(hour_said) if hour_said.isdigit() else int(spelled or 0)
+        before = way.lower() in ("to", "before")
+        if (
+            not 1 <= hour <= 12
+            or not 0 < minutes < 60
+            or (before and minutes_said.lower() == "half")
+        ):
+            continue
+        if half is not None:
+            hour = hour % 12 + (12 if half.lower() == "p" else 0)
+        if before:
+            hour, minutes = (hour - 1) % 24, 60 - minutes
+        found.append((match.start(), match.end(), f"{hour:02d}:{minutes:02d}"))
+    return found
+
+
 def clocks_in(text: str) -> list[str]:
     """The times of day ``text`` states, as HH:MM, in order, each once: "7pm" is
-    19:00, "noon" 12:00, "3 in the afternoon" 15:00."""
+    19:00, "noon" 12:00, "3 in the afternoon" 15:00, "quarter past 3 pm" 15:15 (not
+    also 15:00), "quarter to seven" 06:45."""
     found: list[tuple[int, str]] = []
+    said = _said_past_or_to(text)
     for match in _TIME_OF_DAY.finditer(text):
+        if any(start <= match.start() < end for start, end, _ in said):
+            continue
         twelve, minutes, half, hour, minute, word = match.groups()
         if word is not None:
             clock = "00:00" if word.lower() == "midnight" else "12:00"
@@ -206,6 +251,7 @@ def clocks_in(text: str) -> list[str]:
             minutes = re.match(r"\d{1,2}:(\d{2})", match.group())
             later = f"{int(match.group(1)) + 12:02d}:{minutes.group(1) if minutes else '00'}"
             found = [(at, c) for at, c in found if at != match.start()] + [(match.start(), later)]
+    found += [(start, clock) for start, _, clock in said]
     return list(dict.fromkeys(clock for _, clock in sorted(found)))
 
 
@@ -236,6 +282,8 @@ def quoted_in(text: str, *, alone: bool = False) -> list[str]:
 _CODE_MARK = re.compile(r"[\[\](){}*&@|=<>]")
 _OPENS, _CLOSES = "([{", ")]}"
 _NON_SPACE = re.compile(r"\S+")
+#: An expression left open begins as one: a name and its bracket ("people[?age").
+_OPENED = re.compile(r"[A-Za-z_@$][\w.]*[\[(]")
 #: The tokens one code span may run over (an expression with spaces after its commas).
 _CODE_TOKENS = 24
 
@@ -245,7 +293,8 @@ def code_in(text: str) -> list[str]:
     with balanced brackets that holds a bracket or an operator and a letter
     ("items[*].name", "sort_by(people, &age)[-1].name"), beginning with a name and
     without the sentence's punctuation after it: a quote, a JSON document or a remark in
-    brackets is not one."""
+    brackets is not one. One a name opens and never closes ("people[?age >= `18`.name,
+    is that valid?") runs to the sentence's punctuation."""
     tokens = [m.span() for m in _NON_SPACE.finditer(text)]
     found: list[str] = []
     at = 0
@@ -257,10 +306,16 @@ def code_in(text: str) -> list[str]:
             and end - at < _CODE_TOKENS
         ):
             end += 1
+        if _depth(text[tokens[at][0] : tokens[end][1]]) > 0:
+            # Never closed: an expression someone asks about because it fails
+            # ("people[?age >= `18`.name, is that valid?") ends where the sentence's
+            # punctuation follows one of its tokens.
+            end = next((i for i in range(at, end + 1)
+                        if text[tokens[i][1] - 1] in ",;?!"), end)  # fmt: skip
         span = text[tokens[at][0] : tokens[end][1]].rstrip("?.,;:!")
         at = end + 1
         if (
-            _depth(span) == 0
+            (_depth(span) == 0 or _OPENED.match(span))
             and _CODE_MARK.search(span)
             and _WORD.search(span)
             and (span[0].isalnum() or span[0] in "_@$")  # not "(and coffee)"
@@ -312,6 +367,12 @@ def numbers_in(text: str, *, readings: bool = True) -> set[float]:
     for word in words:
         found.update(float(v) for v in _NUMBER_WORDS.get(fold(word), ()))
     found.update(spelled_numbers(text))
+    for match in _AND_A_PART.finditer(text):  # "three and a half years" is 3.5 years
+        said, part = match.groups()
+        wholes = {float(said)} if said[0].isdigit() else spelled_numbers(said)
+        found.update(w + _PARTS[part.lower()] for w in wholes)
+    for _, _, clock in _said_past_or_to(text):  # "quarter to seven" states 06:45
+        found.update(float(piece) for piece in clock.split(":"))
     # "3 thousand" is 3000, "2.5 million" 2,500,000.
     for match in re.finditer(r"(\d+(?:\.\d+)?)\s*(dozen|hundred|thousand|million|billion)\b", text,
                              re.IGNORECASE):  # fmt: skip
