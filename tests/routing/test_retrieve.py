@@ -92,6 +92,10 @@ def test_an_operation_that_could_not_take_the_stated_value_is_not_offered(yard: 
     assert _keys(retrieve(search, "how many pounds is 70 kg?", 5, allow_all)) == [
         ("unit-convert", "convert")
     ]
+    # a number said as a word: "a quarter pound" is 0.25 lb
+    assert _keys(retrieve(search, "ounces in a quarter pound", 5, allow_all)) == [
+        ("unit-convert", "convert")
+    ]
     # Without a value to work on, the listing is still offered.
     assert ("unit-convert", "list_units") in _keys(
         retrieve(search, "which units can you convert", 5, allow_all)

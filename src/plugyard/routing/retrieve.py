@@ -71,7 +71,7 @@ _COMMON = frozenset({
 #: A value the request states: a number (digits or a number word) or a quoted text.
 _STATED = re.compile(
     r"\d|[\"“”‘’']\S.*?[\"“”‘’']|\b(one|two|three|four|five|six|seven|eight|nine|ten|"
-    r"hundred|thousand|dozen|half|noon|midnight)\b",
+    r"hundred|thousand|dozen|half|quarter|noon|midnight)\b",
     re.IGNORECASE,
 )
 
