@@ -119,6 +119,9 @@ def test_the_calculator_answers_any_text_with_a_result_or_invalid_parameters(tex
         ("2 + 3/4 of 100", 77),
         ("1 / half of 8", 0.25),
         ("gcd of 12 and 18", 6),
+        ("greatest common divisor of 84 and 126", 42),
+        ("the lowest common multiple of 8, 12 and 20", 120),
+        ("highest common factor of 12 and 30", 6),
         ("the absolute value of -5", 5),
         ("round 3.14159 to 2 decimal places", 3.14),
         ("what's log base 10 of 1000", 3),  # exactly: log10, not 2.9999999999999996

@@ -483,6 +483,12 @@ class _Reader:
     def divide(self) -> ast.expr:
         return self.pair(ast.Div(), ("by",))
 
+    def gcd(self) -> ast.expr:
+        return self.applied("gcd")
+
+    def lcm(self) -> ast.expr:
+        return self.applied("lcm")
+
     def root(self) -> ast.expr:
         self.accept("of")
         return _call("sqrt", self.operand())
@@ -522,5 +528,10 @@ _PREFIX_PHRASES: tuple[tuple[tuple[str, ...], Callable[[_Reader], ast.expr]], ..
     (("mean",), _Reader.average), (("difference",), _Reader.difference),
     (("quotient",), _Reader.quotient), (("remainder",), _Reader.remainder),
     (("subtract",), _Reader.subtract), (("divide",), _Reader.divide),
+    (("greatest", "common", "divisor"), _Reader.gcd),
+    (("greatest", "common", "factor"), _Reader.gcd),
+    (("highest", "common", "factor"), _Reader.gcd),
+    (("least", "common", "multiple"), _Reader.lcm),
+    (("lowest", "common", "multiple"), _Reader.lcm),
 )  # fmt: skip
 _PREFIXES = frozenset(words[0] for words, _ in _PREFIX_PHRASES)
