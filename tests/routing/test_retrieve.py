@@ -192,3 +192,10 @@ def test_a_sibling_taking_a_kind_of_value_the_request_states_comes_first(yard: Y
     # an expression's index is no document: "[-1]" is JSON, glued to the expression
     indexed = "is sort_by(xs, &n)[-1].n valid JMESPath?"
     assert siblings(indexed, ops, "check_expression")[0].id == "check_expression"
+
+
+def test_a_parameters_description_does_not_tell_siblings_apart(yard: Yard) -> None:
+    # `now`'s zone is described as "an IANA zone", which says what to write, not what
+    # `now` does; listing IANA names is `list_zones`' job
+    ops = siblings("what are the IANA names in Chile", _ops(yard, "time-zones"), "now")
+    assert ops[0].id == "list_zones"

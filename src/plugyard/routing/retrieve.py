@@ -22,7 +22,7 @@ comes after the others: "I'm calling Honolulu; what hour is it for them?" took
 request states comes first (:func:`stated_kinds`): 'How many sales are above 100 in
 {"sales": …}?' writes a document that ``query`` takes and ``check_expression`` does not.
 Then the siblings are ordered by the request's
-words found in each operation's own text — its name, description, parameters and
+words found in each operation's own text — its name, description, parameter names and
 examples — counting only the words that tell the siblings apart (not a name the request
 capitalises mid-sentence: "Cairo" is a value, whichever example mentions it), discovery's
 own pick breaking ties; each sits :data:`SIBLING_GAP` below the one before it, so another
@@ -219,7 +219,10 @@ def required_count(operation: Operation) -> int:
 
 def operation_text(operation: Operation) -> str:
     """The operation's own words: id, name, description, parameters (their names,
-    descriptions, defaults and enums), examples and what it returns."""
+    defaults and enums), examples and what it returns. A parameter's description says
+    what value to write, not what the operation does: `now`'s "the place, as the request
+    names it (… an IANA zone …)" made "what are their IANA names?" a request for the
+    current time."""
     parts = [operation.id.replace("_", " "), operation.name or "", operation.description]
     properties = operation.parameters.get("properties")
     if isinstance(properties, dict):
@@ -227,7 +230,7 @@ def operation_text(operation: Operation) -> str:
             parts.append(str(name).replace("_", " "))
             if isinstance(spec, dict):
                 enum = spec.get("enum")
-                values = [spec.get("description"), spec.get("default")]
+                values = [spec.get("default")]
                 values += enum if isinstance(enum, list) else []
                 parts += [str(v) for v in values if isinstance(v, str | int | float)]
     parts += [str(example) for example in operation.examples]
