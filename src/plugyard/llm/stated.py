@@ -85,12 +85,12 @@ _NUMBER_WORDS: Mapping[str, tuple[float, ...]] = {
     "sep": (9,), "sept": (9,), "october": (10,), "oct": (10,), "november": (11,),
     "nov": (11,), "december": (12,), "dec": (12,),
 }  # fmt: skip
-#: An hour said with its part of the day: "3 in the afternoon" is 15:00.
 #: A whole number and a part of one: "three and a half", "2 and a quarter".
 _AND_A_PART = re.compile(
     r"\b(\d+(?:\.\d+)?|[a-z]+(?:-[a-z]+)?)\s+and\s+(?:a|one)\s+(half|quarter)\b", re.IGNORECASE
 )
 _PARTS = {"half": 0.5, "quarter": 0.25}
+#: An hour said with its part of the day: "3 in the afternoon" is 15:00.
 _LATER_HOUR = re.compile(
     r"\b(\d{1,2})(?::\d{2})?\s*(?:o'?clock\s+)?(?:in\s+the\s+)?(?:afternoon|evening|at\s+night)\b",
     re.IGNORECASE,
