@@ -725,3 +725,15 @@ def test_a_whole_and_a_part_is_one_number() -> None:
     assert {3.5, 0.5} <= numbers_in("how many days is three and a half years")
     assert 2.25 in numbers_in("2 and a quarter miles")
     assert 45.0 in numbers_in("wake me at quarter to seven")
+
+
+def test_a_text_retyped_without_its_quote_marks_is_the_requests_as_written() -> None:
+    said = ["Convert the smart quotes to plain ones in “Don’t panic,” she said"]
+    assert normalise({"expression": "Don’t panic, she said"}, TEXT, said)["expression"] == (
+        "“Don’t panic,” she said"
+    )
+    curly = ["Straighten the curly quotes in “Hello” world"]
+    assert normalise({"expression": "Hello world"}, TEXT, curly)["expression"] == "“Hello” world"
+    # other punctuation is the model's to choose: a client's tool may want the comma
+    city = ["Hotels in New York NY tonight"]
+    assert normalise({"expression": "New York, NY"}, TEXT, city)["expression"] == "New York, NY"

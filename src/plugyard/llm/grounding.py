@@ -594,6 +594,8 @@ def _normal(
     if takes_clock(schema):
         return _clock(value, said)
     quoted = _as_quoted(value, said)
+    if quoted == value:
+        quoted = _as_written(value, said)
     if quoted != value:
         return quoted
     takes_sum = _takes_sum(schema)
@@ -794,6 +796,40 @@ def _as_quoted(value: str, said: str) -> str:
         return value
     found = [q for q in quoted if letters_of(q) == letters]
     return found[0] if len(found) == 1 else value
+
+
+_OPENING, _CLOSING = '"“‘«', '"”’»'
+
+
+def _as_written(value: str, said: str) -> str:
+    """The one run of ``said``'s own text that ``value`` retypes with other quote marks,
+    a text of two words or more: the same letters and digits in the same order and case.
+    A small model drops what it takes for its own syntax: asked to straighten the
+    quotes in “Don’t panic,” she said, it sent "Don’t panic, she said". A closing quote
+    inside the run takes its opening quote along, and the reverse."""
+    letters = letters_of(value)
+    if len(value.split()) < 2 or len(letters) < 8 or value in said:
+        return value
+    places = [i for i, c in enumerate(said) if c.isalnum()]
+    written = "".join(said[i] for i in places)
+    found = written.find(letters)
+    if found < 0 or written.find(letters, found + 1) >= 0:
+        return value
+    start, end = places[found], places[found + len(letters) - 1] + 1
+    run = said[start:end]
+    closes = sum(run.count(c) for c in _CLOSING if c not in _OPENING)
+    opens = sum(run.count(c) for c in _OPENING if c not in _CLOSING)
+    if start > 0 and said[start - 1] in _OPENING and closes > opens:
+        start -= 1
+    if end < len(said) and said[end] in _CLOSING and opens > closes:
+        end += 1
+    run = said[start:end]
+    # Only quote marks are restored: a comma the model added ("New York, NY") is the
+    # form a client's tool may want.
+    quotes = set(_OPENING + _CLOSING)
+    if sorted(c for c in run if c in quotes) == sorted(c for c in value if c in quotes):
+        return value
+    return run
 
 
 def _enum_member(value: str, members: Sequence[str]) -> str:
