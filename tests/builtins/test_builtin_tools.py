@@ -115,6 +115,7 @@ def test_the_calculator_answers_any_text_with_a_result_or_invalid_parameters(tex
         ("difference between 10 and 3", 7),
         ("divide 96 by 4", 24),
         ("half of 80", 40),
+        ("18 percent on a 62.50", 11.25),  # a tip, a tax: "on" after a percentage
         ("3/8 of 1,200", 450),  # three eighths of 1,200, not 3 / (8 * 1,200)
         ("2 + 3/4 of 100", 77),
         ("1 / half of 8", 0.25),

@@ -641,9 +641,10 @@ def _as_spelled(value: str, said: str, evidence: Callable[[], Evidence]) -> str:
 _ARITHMETIC = (r"plus|minus|times|multiplied|divided|of|squared|cubed|factorial|power|mod"
                r"|modulo|square|cube|root|sqrt|remainder|quotient|log|logarithm|ln")  # fmt: skip
 #: Words that stand between a sum's numbers, so neither begin nor end one ("the
-#: remainder when 1000 is divided by 7", "log base 10 of 1000").
+#: remainder when 1000 is divided by 7", "log base 10 of 1000", "18 percent on a 62.50
+#: check").
 _JOINING = (r"by|over|of|to|the|power|mod|modulo|plus|minus|times|multiplied|divided"
-            r"|base|when|after|is")  # fmt: skip
+            r"|base|when|after|is|on|a")  # fmt: skip
 #: What a sum is written with: numbers, operators, brackets and those words ("17.5% of
 #: 240", "(3 + 4) * 12 / 7", "2 to the power of 10", "the remainder of 100 divided by 7").
 _SUM_PART = (
@@ -654,7 +655,8 @@ _SUM = re.compile(rf"(?:{_SUM_PART})(?:\s*(?:{_SUM_PART}))*", re.IGNORECASE)
 _SUM_EDGE = re.compile(rf"^(?:(?:{_JOINING})\b\s*)+|(?:\s*\b(?:{_JOINING}))+$", re.IGNORECASE)
 #: What makes a text a sum rather than a number: an operator, a bracket, a percent sign
 #: or a word that does arithmetic.
-_OPERATOR = re.compile(rf"\s[-+*/^×÷]\s|\d[+*/^×÷]\d|[()%!]|\b({_ARITHMETIC})\b", re.IGNORECASE)
+_OPERATOR = re.compile(rf"\s[-+*/^×÷]\s|\d[+*/^×÷]\d|[()%!]|\b({_ARITHMETIC}|percent)\b",
+                       re.IGNORECASE)  # fmt: skip
 _DATE_LIKE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d+-\d+-\d+")
 _SUM_TAKER = re.compile(r"\b(expression|formula|arithmetic|equation|calculation)s?\b", re.I)
 

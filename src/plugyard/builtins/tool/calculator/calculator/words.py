@@ -9,11 +9,12 @@ exactly as a typed expression is. A word it does not know is an error that names
 word and where it stands; nothing is guessed or skipped, except the filler words of a
 question ("what is", "calculate", "please").
 
-Read as calculators read: ``x% of y`` is ``x / 100 * y``; ``x%`` on its own ``x / 100``,
-and ``%`` between two numbers stays the remainder; ``a/b of y`` is ``a / b * y``; a
-prefix function ("square root of", "factorial of", "sine of") takes the next number or
-parenthesised group with its postfix words ("squared", "!"); ``^``, "to the power of"
-and "to the 4th power" bind tighter than "times".
+Read as calculators read: ``x% of y`` (or ``on y``: a tip, a tax) is ``x / 100 * y``;
+``x%`` on its own ``x / 100``, and ``%`` between two numbers stays the remainder;
+``a/b of y`` is ``a / b * y``; a prefix function ("square root of", "factorial of",
+"sine of") takes the next number or parenthesised group with its postfix words
+("squared", "!"); ``^``, "to the power of" and "to the 4th power" bind tighter than
+"times".
 """
 
 from __future__ import annotations
@@ -319,6 +320,7 @@ class _Reader:
 
     def postfix(self) -> ast.expr:
         tree = self.primary()
+        percentage = False  # "on" follows a percentage as "of" does: a tip, a tax
         while True:
             if self.accept("squared") or self.accept("²"):
                 tree = _binary(tree, ast.Pow(), _number(2))
@@ -328,10 +330,14 @@ class _Reader:
                 tree = _call("factorial", tree)
             elif self.accept("percent") or self.accept("per", "cent") or self.percent_sign():
                 tree = _binary(tree, ast.Div(), _number(100))
-            elif self.accept("of"):  # "20% of 150", "half of 80"
+                percentage = True
+                continue
+            elif self.accept("of") or (percentage and self.accept("on")):
+                # "20% of 150", "half of 80", "18 percent on 62.50"
                 tree = _binary(tree, ast.Mult(), self.power())
             else:
                 return tree
+            percentage = False
 
     def percent_sign(self) -> bool:
         """A '%' not followed by a number is a percentage; followed by one, a remainder."""
