@@ -291,6 +291,18 @@ def test_a_refused_expression_is_written_again_among_the_expressions_the_request
     assert prose == parameters  # a remark in brackets is no expression
 
 
+def test_a_refused_sum_is_written_again_as_the_request_writes_arithmetic() -> None:
+    sums = {"type": "string", "description": "An arithmetic expression"}
+    parameters = {"type": "object", "properties": {"expression": sums}}
+    said = "greatest common divisor of 84 and 126"
+    refused = {"expression": "84 divided by 126"}
+    narrowed = stated_choices(parameters, refused, said)["properties"]["expression"]
+    assert narrowed["enum"] == [said]  # no sum of its own: the request, which the tool reads
+    tip = "18 percent on a 62.50 check, what's the tip?"
+    assert stated_choices(parameters, refused, tip)["properties"]["expression"]["enum"] == [
+        "18 percent on a 62.50", tip]  # fmt: skip
+
+
 def test_only_an_offered_tools_call_is_written_again() -> None:
     with pytest.raises(LlmError) as raised:
         mended([], [ToolCall("wipe", {"disk": "sda"})], CONVERT)

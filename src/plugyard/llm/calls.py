@@ -38,7 +38,7 @@ from partial_json_parser import Allow
 from partial_json_parser import loads as partial_loads
 
 from plugyard.llm.errors import LlmError, timed_out
-from plugyard.llm.grounding import Evidence, check, is_code, stated, takes_clock
+from plugyard.llm.grounding import Evidence, check, is_code, stated, sums_in, takes_clock, takes_sum
 from plugyard.llm.model import ChatModel, continues
 from plugyard.llm.stated import (
     USER_JSON_TRIES,
@@ -278,9 +278,10 @@ def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
     one word, several for several: the quoted sentence of 'What dates are in "…"' is no
     time zone for a ``from_zone`` the model wrote as "UTC"); and an expression the model
     wrote to the expressions the request writes, quoted or not
-    (:func:`~plugyard.llm.stated.code_in`). An argument whose kind the text states no
-    value of is left as it was. Asked once more after a refusal, the
-    0.5B model wrote the same invented value again (1024 for "What is 1 TB in GB?", a
+    (:func:`~plugyard.llm.stated.code_in`); a parameter that takes arithmetic to the
+    sums the request writes and the request itself. An argument whose kind the text
+    states no value of is left as it was. Asked once more after a refusal, the 0.5B
+    model wrote the same invented value again (1024 for "What is 1 TB in GB?", a
     made-up sentence for the text of a request that quotes one, 14:00 for "noon"): the
     values it may write are then the request's, and which of them is still its
     choice."""
@@ -316,6 +317,11 @@ def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
             )
         elif kind == "string" and clock:
             choices = [] if states_date(said, dt.date.today()) else clocks_in(said)
+        elif kind == "string" and takes_sum(schema) and numbers_in(said, readings=False):
+            # Arithmetic as the request writes it, a sum or the whole request: for
+            # "greatest common divisor of 84 and 126" the 0.5B model wrote "84 divided by
+            # 126" twice. The tool reads the user's words.
+            choices = [*sums_in(said), said.strip()]
         elif kind == "string" and isinstance(value, str) and is_code(value):
             # An expression among those the request writes, quoted or not: for "does
             # sort_by(people, &age)[-1].name parse?" the 0.5B model wrote one of its own.

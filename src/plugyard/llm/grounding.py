@@ -598,9 +598,9 @@ def _normal(
         quoted = _as_written(value, said)
     if quoted != value:
         return quoted
-    takes_sum = _takes_sum(schema)
-    summed = _as_whole_sum(value, said, takes_sum)
-    if summed == value and takes_sum:
+    arithmetic = takes_sum(schema)
+    summed = _as_whole_sum(value, said, arithmetic)
+    if summed == value and arithmetic:
         summed = _as_worded_sum(value, said)
     return summed if summed != value else _as_spelled(value, said, evidence)
 
@@ -671,20 +671,20 @@ def is_code(value: str) -> bool:
     return _CODE.search(value) is not None
 
 
-def _takes_sum(schema: Mapping[str, Any]) -> bool:
+def takes_sum(schema: Mapping[str, Any]) -> bool:
     """The parameter takes arithmetic: its description says so."""
     described = schema.get("description")
     return isinstance(described, str) and _SUM_TAKER.search(described) is not None
 
 
-def _as_whole_sum(value: str, said: str, takes_sum: bool) -> str:
+def _as_whole_sum(value: str, said: str, arithmetic: bool) -> str:
     """The one sum the request writes that ``value`` is a proper part of: "17.5%" for
     "What is 17.5% of 240?", "3 + 4" for "(3 + 4) * 12 / 7", and, for a parameter that
     takes arithmetic, "10" for "What is 10 factorial?". A small model copies the first
     part of the user's arithmetic and leaves out the rest, which no check of its values
     can see: each is in the request. Elsewhere only a value that is a sum itself is
     widened, so a number stays a number."""
-    if _DATE_LIKE.search(value) or not (takes_sum or _OPERATOR.search(f" {value} ")):
+    if _DATE_LIKE.search(value) or not (arithmetic or _OPERATOR.search(f" {value} ")):
         return value
     part = _sum_tokens(value)
     if part is None:
@@ -706,6 +706,17 @@ def _as_whole_sum(value: str, said: str, takes_sum: bool) -> str:
 _SUM_TOKEN = re.compile(_SUM_PART, re.IGNORECASE)
 _NUMBER_TOKEN = re.compile(r"\d")
 _WORD_TOKEN = re.compile(rf"^(?:{_ARITHMETIC}|percent)$", re.IGNORECASE)
+
+
+def sums_in(said: str) -> list[str]:
+    """The sums ``said`` writes, as written, each once: "17.5% of 240", "(3 + 4) * 12 /
+    7", "18 percent on a 62.50"."""
+    found = []
+    for match in _SUM.finditer(said):
+        whole = _SUM_EDGE.sub("", match.group()).strip()
+        if _OPERATOR.search(f" {whole} ") and not _DATE_LIKE.search(whole):
+            found.append(whole)
+    return list(dict.fromkeys(found))
 
 
 def _as_worded_sum(value: str, said: str) -> str:
