@@ -199,3 +199,17 @@ def test_a_parameters_description_does_not_tell_siblings_apart(yard: Yard) -> No
     # `now` does; listing IANA names is `list_zones`' job
     ops = siblings("what are the IANA names in Chile", _ops(yard, "time-zones"), "now")
     assert ops[0].id == "list_zones"
+
+
+def test_a_near_tie_goes_to_the_candidate_taking_the_document_the_request_writes(
+    yard: Yard,
+) -> None:
+    query = 'From {"rows": [{"city": "Oslo"}]} which cities are listed? Use JMESPath'
+    near = _search(yard, ("time-zones", "list_zones", 3.07), ("json-query", "query", 3.03))
+    assert _keys(retrieve(near, query, 5, allow_all))[0] == ("json-query", "query")
+    far = _search(yard, ("time-zones", "list_zones", 3.6), ("json-query", "query", 3.03))
+    assert _keys(retrieve(far, query, 5, allow_all))[0] == ("time-zones", "list_zones")
+    # a list of names is no document: text-extract's `kinds` takes none
+    texts = _search(yard, ("time-zones", "now", 3.05), ("text-extract", "extract", 3.0))
+    keys = _keys(retrieve(texts, 'emails in {"a": "x@y.z"}', 5, allow_all))
+    assert keys[:2] == [("time-zones", "now"), ("text-extract", "extract")]

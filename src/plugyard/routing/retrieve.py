@@ -39,8 +39,8 @@ words tell apart no better the one requiring fewer arguments comes first.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
 from plugyard.discovery.query import CanSee, Filters, Match
 from plugyard.llm.grounding import takes_clock
@@ -107,7 +107,25 @@ def retrieve(search: Search, query: str, k: int, can_see: CanSee) -> tuple[Candi
     found.sort(key=lambda c: -c.score)  # stable: equal scores keep discovery's order
     if found:
         found = [c for c in found if c.score >= found[0].score - OFFER_GAP]
-    return tuple(found[:k])
+    return tuple(_ties_to_stated(found, query)[:k])
+
+
+def _ties_to_stated(found: list[Candidate], query: str) -> list[Candidate]:
+    """``found`` with a candidate that takes a kind of value the request states moved
+    ahead of one that takes none and scores less than :data:`SIBLING_GAP` above it:
+    'From {"forecast": […]}, which cities have a high above 10 degrees?' put the
+    time-zone plugin (3.07, "cities") before the JSON query (3.03)."""
+    takes = [bool(stated_kinds(c.operation, query)) for c in found]
+    moved = True
+    while moved:
+        moved = False
+        for i in range(1, len(found)):
+            if (takes[i] and not takes[i - 1]
+                    and found[i - 1].score - found[i].score < SIBLING_GAP):  # fmt: skip
+                found[i - 1], found[i] = found[i], found[i - 1]
+                takes[i - 1], takes[i] = takes[i], takes[i - 1]
+                moved = True
+    return found
 
 
 def siblings(query: str, operations: Sequence[Operation],
@@ -175,14 +193,29 @@ def _kinds(operation: Operation, query: str) -> list[tuple[str, bool]]:
     for name, schema in properties.items():
         if not isinstance(schema, dict):
             continue
-        kind = schema.get("type")
         if takes_clock(schema):
             found.append((str(name), bool(clocks_in(query))))
-        elif kind in ("object", "array") or (
-            kind is None and "json" in str(schema.get("description", "")).lower()
-        ):  # a document: json-query's `data` is "any JSON value", typed by its words
+        elif _takes_document(schema):
             found.append((str(name), _writes_document(query)))
     return found
+
+
+def _takes_document(schema: Mapping[str, Any]) -> bool:
+    """The parameter takes a JSON document: an object, an array of anything but plain
+    values (text-extract's ``kinds`` is a list of names), or a value of any type its
+    description calls JSON (json-query's ``data``, "any JSON value")."""
+    kind, items = schema.get("type"), schema.get("items")
+    if kind == "object":
+        return True
+    if kind == "array":
+        plain = isinstance(items, dict) and items.get("type") in (
+            "string",
+            "number",
+            "integer",
+            "boolean",
+        )
+        return not plain
+    return kind is None and "json" in str(schema.get("description", "")).lower()
 
 
 def _writes_document(query: str) -> bool:
