@@ -435,6 +435,8 @@ def test_a_part_of_the_request_s_sum_goes_to_the_tool_as_the_whole_sum() -> None
         ("what's log base 10 of 1000", "10 of 1000", "log base 10 of 1000"),
         ("we're leaving 18 percent on a 62.50 check, what's the tip", "18 percent",
          "18 percent on a 62.50"),
+        ("we're leaving 18 percent on a 62.50 check, what's the tip", "18%",
+         "18 percent on a 62.50"),  # the sign said as the word
     ):  # fmt: skip
         assert normalise({"expression": part}, TEXT, [said])["expression"] == whole
 

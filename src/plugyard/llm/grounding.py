@@ -689,10 +689,11 @@ def _as_whole_sum(value: str, said: str, arithmetic: bool) -> str:
     part = _sum_tokens(value)
     if part is None:
         return value
+    part = _spoken(part)
     wholes = set()
     for found in _SUM.finditer(said):
         whole = _SUM_EDGE.sub("", found.group()).strip()
-        tokens = _sum_tokens(whole) or []
+        tokens = _spoken(_sum_tokens(whole) or [])
         if (
             len(part) < len(tokens)
             and _inside(part, tokens)
@@ -740,6 +741,15 @@ def _as_worded_sum(value: str, said: str) -> str:
         ):
             wholes.add(whole)
     return wholes.pop() if len(wholes) == 1 else value
+
+
+def _spoken(tokens: list[str]) -> list[str]:
+    """``tokens`` with a percentage written with its sign said as a word: "18%" is "18
+    percent", so the model's "18%" is a part of "18 percent on a 62.50"."""
+    out: list[str] = []
+    for token in tokens:
+        out += [token[:-1], "percent"] if len(token) > 1 and token.endswith("%") else [token]
+    return out
 
 
 def _plain(token: str) -> str:
