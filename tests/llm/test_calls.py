@@ -289,6 +289,11 @@ def test_a_refused_expression_is_written_again_among_the_expressions_the_request
     assert narrowed["enum"] == ["a[0]", "sort_by(people, &age)[-1].name"]
     prose = stated_choices(parameters, refused, "I like tea (and coffee).")
     assert prose == parameters  # a remark in brackets is no expression
+    # "expression" alone is no arithmetic: json-query's check takes a query
+    checked = {"type": "string", "description": "The expression to check."}
+    query = {"type": "object", "properties": {"expression": checked}}
+    narrowed = stated_choices(query, refused, said)["properties"]["expression"]
+    assert narrowed["enum"] == ["a[0]", "sort_by(people, &age)[-1].name"]
 
 
 def test_a_refused_sum_is_written_again_as_the_request_writes_arithmetic() -> None:

@@ -38,7 +38,15 @@ from partial_json_parser import Allow
 from partial_json_parser import loads as partial_loads
 
 from plugyard.llm.errors import LlmError, timed_out
-from plugyard.llm.grounding import Evidence, check, is_code, stated, sums_in, takes_clock, takes_sum
+from plugyard.llm.grounding import (
+    Evidence,
+    check,
+    is_code,
+    stated,
+    sums_in,
+    takes_arithmetic,
+    takes_clock,
+)
 from plugyard.llm.model import ChatModel, continues
 from plugyard.llm.stated import (
     USER_JSON_TRIES,
@@ -317,7 +325,7 @@ def stated_choices(parameters: Mapping[str, Any], refused: Mapping[str, Any],
             )
         elif kind == "string" and clock:
             choices = [] if states_date(said, dt.date.today()) else clocks_in(said)
-        elif kind == "string" and takes_sum(schema) and numbers_in(said, readings=False):
+        elif kind == "string" and takes_arithmetic(schema) and numbers_in(said, readings=False):
             # Arithmetic as the request writes it, a sum or the whole request: for
             # "greatest common divisor of 84 and 126" the 0.5B model wrote "84 divided by
             # 126" twice. The tool reads the user's words.

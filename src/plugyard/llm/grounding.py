@@ -709,6 +709,19 @@ _NUMBER_TOKEN = re.compile(r"\d")
 _WORD_TOKEN = re.compile(rf"^(?:{_ARITHMETIC}|percent)$", re.IGNORECASE)
 
 
+#: A parameter that takes arithmetic and nothing else: "an arithmetic expression", not
+#: json-query's "The expression to check".
+_ARITHMETIC_TAKER = re.compile(
+    r"\b(arithmetic|mathematical|math|calculation|equation|formula)s?\b", re.IGNORECASE
+)
+
+
+def takes_arithmetic(schema: Mapping[str, Any]) -> bool:
+    """The parameter's description says it takes arithmetic, in so many words."""
+    described = schema.get("description")
+    return isinstance(described, str) and _ARITHMETIC_TAKER.search(described) is not None
+
+
 def sums_in(said: str) -> list[str]:
     """The sums ``said`` writes, as written, each once: "17.5% of 240", "(3 + 4) * 12 /
     7", "18 percent on a 62.50"."""
