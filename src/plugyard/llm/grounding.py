@@ -598,7 +598,7 @@ def _normal(
         quoted = _as_written(value, said)
     if quoted != value:
         return quoted
-    arithmetic = takes_sum(schema)
+    arithmetic = _takes_sum(schema)
     summed = _as_whole_sum(value, said, arithmetic)
     if summed == value and arithmetic:
         summed = _as_worded_sum(value, said)
@@ -671,7 +671,7 @@ def is_code(value: str) -> bool:
     return _CODE.search(value) is not None
 
 
-def takes_sum(schema: Mapping[str, Any]) -> bool:
+def _takes_sum(schema: Mapping[str, Any]) -> bool:
     """The parameter takes arithmetic: its description says so."""
     described = schema.get("description")
     return isinstance(described, str) and _SUM_TAKER.search(described) is not None
