@@ -691,15 +691,9 @@ def _as_whole_sum(value: str, said: str, arithmetic: bool) -> str:
         return value
     part = _spoken(part)
     wholes = set()
-    for found in _SUM.finditer(said):
-        whole = _SUM_EDGE.sub("", found.group()).strip()
+    for whole in sums_in(said):
         tokens = _spoken(_sum_tokens(whole) or [])
-        if (
-            len(part) < len(tokens)
-            and _inside(part, tokens)
-            and _OPERATOR.search(f" {whole} ")
-            and not _DATE_LIKE.search(whole)
-        ):
+        if len(part) < len(tokens) and _inside(part, tokens):
             wholes.add(whole)
     return wholes.pop() if len(wholes) == 1 else value
 
@@ -744,13 +738,10 @@ def _as_worded_sum(value: str, said: str) -> str:
         return value
     numbers = [_plain(t) for t in tokens if _NUMBER_TOKEN.search(t)]
     wholes = set()
-    for found in _SUM.finditer(said):
-        whole = _SUM_EDGE.sub("", found.group()).strip()
+    for whole in sums_in(said):  # a word token below is an operator sums_in asks for
         written = _sum_tokens(whole) or []
-        if (
-            [_plain(t) for t in written if _NUMBER_TOKEN.search(t)] == numbers
-            and any(_WORD_TOKEN.match(t) for t in written)
-            and not _DATE_LIKE.search(whole)
+        if [_plain(t) for t in written if _NUMBER_TOKEN.search(t)] == numbers and any(
+            _WORD_TOKEN.match(t) for t in written
         ):
             wholes.add(whole)
     return wholes.pop() if len(wholes) == 1 else value
@@ -956,21 +947,25 @@ def _check(pointer: str, value: Any, schema: Mapping[str, Any], evidence: Eviden
     reason = _why(value, evidence, plain=required)
     if reason is None and isinstance(value, str) and takes_clock(schema):
         reason = _other_clock(value, evidence)
-    copied = bool(described) and _from(value, described)
-    if (reason is None and copied and isinstance(value, str) and is_code(value)
-            and not evidence.has_text(value)):  # fmt: skip
-        # An expression's numbers may be the request's ("above 100") while the whole is
-        # the description's: the 0.5B model sent json-query's own example,
-        # "orders[?total > `100`].id.", for a request about sales. Its functions are the
-        # language's words; the names it selects by must be the request's.
-        names = [n for n in _SELECTED.findall(value) if not evidence.has_word(n.lower())]
-        if names:
-            reason = f"{names[0]!r} of {_cut(value)!r} does not appear in the request"
+    if reason is None and isinstance(value, str) and is_code(value):
+        reason = _copied_expression(value, evidence, described)
     if reason is None:
         return []
-    if copied:
+    if described and _from(value, described):
         reason += " (it is an example from the tool's description)"
     return [Ungrounded(pointer, value, reason, required)]
+
+
+def _copied_expression(value: str, evidence: Evidence, described: str) -> str | None:
+    """Why an expression is the description's and not the request's. Its numbers may
+    be the request's ("above 100") while the whole is the description's: the 0.5B
+    model sent json-query's own example, "orders[?total > `100`].id.", for a request
+    about sales. Its functions are the language's words; the names it selects by must
+    be the request's."""
+    if not described or evidence.has_text(value) or not _from(value, described):
+        return None
+    names = [n for n in _SELECTED.findall(value) if not evidence.has_word(n.lower())]
+    return f"{names[0]!r} of {_cut(value)!r} does not appear in the request" if names else None
 
 
 def _other_clock(value: str, evidence: Evidence) -> str | None:
