@@ -38,6 +38,7 @@ words tell apart no better the one requiring fewer arguments comes first.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -189,15 +190,24 @@ def _kinds(operation: Operation, query: str) -> list[tuple[str, bool]]:
     properties = operation.parameters.get("properties")
     if not isinstance(properties, dict):
         return []
+    clock, document = _states(query)
     found = []
     for name, schema in properties.items():
         if not isinstance(schema, dict):
             continue
         if takes_clock(schema):
-            found.append((str(name), bool(clocks_in(query))))
+            found.append((str(name), clock))
         elif _takes_document(schema):
-            found.append((str(name), _writes_document(query)))
+            found.append((str(name), document))
     return found
+
+
+@functools.lru_cache(maxsize=32)
+def _states(query: str) -> tuple[bool, bool]:
+    """Whether the request states a time of day, and whether it writes a JSON document:
+    read once per request, not once per parameter of every candidate (siblings and the
+    ties between plugins both ask)."""
+    return bool(clocks_in(query)), _writes_document(query)
 
 
 def _takes_document(schema: Mapping[str, Any]) -> bool:
