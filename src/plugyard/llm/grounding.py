@@ -673,8 +673,12 @@ def is_code(value: str) -> bool:
 
 def _takes_sum(schema: Mapping[str, Any]) -> bool:
     """The parameter takes arithmetic: its description says so."""
+    return _described_as(schema, _SUM_TAKER)
+
+
+def _described_as(schema: Mapping[str, Any], words: re.Pattern[str]) -> bool:
     described = schema.get("description")
-    return isinstance(described, str) and _SUM_TAKER.search(described) is not None
+    return isinstance(described, str) and words.search(described) is not None
 
 
 def _as_whole_sum(value: str, said: str, arithmetic: bool) -> str:
@@ -712,8 +716,7 @@ _ARITHMETIC_TAKER = re.compile(
 
 def takes_arithmetic(schema: Mapping[str, Any]) -> bool:
     """The parameter's description says it takes arithmetic, in so many words."""
-    described = schema.get("description")
-    return isinstance(described, str) and _ARITHMETIC_TAKER.search(described) is not None
+    return _described_as(schema, _ARITHMETIC_TAKER)
 
 
 def sums_in(said: str) -> list[str]:
